@@ -6,6 +6,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from coding_framework.cli import algorithms
 from coding_framework.cli.versions import installed_packages
 
 app = typer.Typer(
@@ -14,6 +15,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+algorithms.register(app)
 
 
 def _print_versions(value: bool) -> None:
