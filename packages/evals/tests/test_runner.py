@@ -1,0 +1,205 @@
+"""The evaluation pipeline with a fake sandbox pool; the real sandbox is in test_sandbox_integration.py."""
+
+import json
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from coding_framework.evals.errors import InputFileError, UnknownBenchmarkError, UnknownTaskError
+from coding_framework.evals.runner import EvalConfig, evaluate_file
+from coding_framework.sandbox import FunctionCallJob, Limits, Status, Verdict
+
+
+class FakePool:
+    """Stands in for SandboxPool: the verdict is read off a marker in the completion text."""
+
+    instances: ClassVar[list["FakePool"]] = []
+
+    def __init__(self, workers=None, limits=None):
+        self.workers, self.limits = workers, limits
+        self.jobs: list[FunctionCallJob] = []
+        self.closed = False
+        FakePool.instances.append(self)
+
+    def run_many(self, jobs):
+        self.jobs.extend(jobs)
+        out = []
+        for job in jobs:
+            marker = job.program.rsplit("#", 1)[-1].strip()
+            status = Status(marker)
+            message = {"failed": "assert candidate(1) == 2", "error": "ValueError: bad"}.get(marker, "")
+            out.append(
+                Verdict(
+                    status=status, message=message, duration_s=0.01, stdout="", stderr="", return_code=None
+                )
+            )
+        return out
+
+    def close(self):
+        self.closed = True
+
+
+class FakeBrokenPool(FakePool):
+    def run_many(self, jobs):
+        raise RuntimeError("worker crashed")
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    FakePool.instances.clear()
+
+
+def _problems(tmp_path: Path) -> Path:
+    rows = [
+        {
+            "task_id": f"T/{i}",
+            "prompt": f"def f{i}(x):\n",
+            "entry_point": f"f{i}",
+            "test": "def check(c): pass\n",
+        }
+        for i in range(3)
+    ]
+    path = tmp_path / "problems.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _samples(tmp_path: Path, plan: list[tuple[str, str]], name="samples.jsonl") -> Path:
+    path = tmp_path / name
+    rows = [{"task_id": t, "completion": f"    return x  # {m}", "i": i} for i, (t, m) in enumerate(plan)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+PLAN = [
+    ("T/0", "passed"),
+    ("T/1", "failed"),
+    ("T/0", "failed"),
+    ("T/2", "timeout"),
+    ("T/1", "passed"),
+    ("T/2", "error"),
+    ("T/0", "passed"),
+    ("T/1", "passed"),
+    ("T/2", "sandbox_error"),
+]
+
+
+def test_results_follow_input_order_and_keep_keys(tmp_path):
+    samples = _samples(tmp_path, PLAN)
+    ev = evaluate_file(
+        EvalConfig(samples, problem_file=_problems(tmp_path), ks=(1, 2, 3, 4)), pool_factory=FakePool
+    )
+
+    assert ev.results_path == tmp_path / "samples.jsonl_results.jsonl"
+    rows = [json.loads(line) for line in ev.results_path.read_text().splitlines()]
+    assert [r["i"] for r in rows] == list(range(len(PLAN)))
+    assert [(r["task_id"], r["status"]) for r in rows] == PLAN
+    assert [r["passed"] for r in rows] == [m == "passed" for _, m in PLAN]
+    assert rows[1]["result"] == "failed: assert candidate(1) == 2"
+    assert rows[3]["result"] == "timed out"
+    assert rows[5]["result"] == "error: ValueError: bad"
+    assert rows[0]["completion"] == "    return x  # passed"
+
+
+def test_summary_counts_and_pass_at_k(tmp_path):
+    samples = _samples(tmp_path, PLAN)
+    ev = evaluate_file(
+        EvalConfig(samples, problem_file=_problems(tmp_path), ks=(1, 2, 4)), pool_factory=FakePool
+    )
+    # T/0: 2 of 3 pass, T/1: 2 of 3, T/2: 0 of 3.
+    pass1 = (2 / 3 + 2 / 3 + 0) / 3
+    pass2 = (1 + 1 + 0) / 3  # n - c = 1 < 2
+    summary = json.loads(ev.summary_path.read_text())
+    assert ev.summary_path == tmp_path / "samples.jsonl_results_summary.json"
+    assert summary["pass_at_k"] == pytest.approx(
+        {"pass@1": pass1, "pass@2": pass2}
+    )  # 4 > 3 samples: left out
+    assert summary["status_counts"] == {
+        "passed": 4,
+        "failed": 2,
+        "error": 1,
+        "timeout": 1,
+        "memory": 0,
+        "output_limit": 0,
+        "sandbox_error": 1,
+    }
+    assert (summary["n_samples"], summary["n_tasks"], summary["n_problems"]) == (9, 3, 3)
+    assert summary["wall_s"] > 0 and summary["samples_per_s"] == pytest.approx(9 / summary["wall_s"])
+    assert summary["results_file"] == str(ev.results_path)
+
+
+def test_jobs_carry_humaneval_semantics_and_the_pool_gets_the_limits(tmp_path):
+    samples = _samples(tmp_path, [("T/1", "passed")])
+    evaluate_file(
+        EvalConfig(samples, problem_file=_problems(tmp_path), workers=3, timeout_s=7.5), pool_factory=FakePool
+    )
+    (pool,) = FakePool.instances
+    assert pool.workers == 3
+    assert pool.limits.timeout_s == 7.5
+    assert {k: v for k, v in vars(pool.limits).items() if k != "timeout_s"} == {
+        k: v for k, v in vars(Limits()).items() if k != "timeout_s"
+    }
+    (job,) = pool.jobs
+    assert job.program == "def f1(x):\n    return x  # passed"
+    assert (job.entry_point, job.setup) == ("f1", "def f1(x):\n")
+    assert pool.closed
+
+
+def test_default_timeout_is_the_benchmarks(tmp_path):
+    evaluate_file(
+        EvalConfig(_samples(tmp_path, [("T/0", "passed")]), problem_file=_problems(tmp_path)),
+        pool_factory=FakePool,
+    )
+    assert FakePool.instances[0].limits.timeout_s == 3.0
+
+
+def test_explicit_output_path(tmp_path):
+    out = tmp_path / "out" / "res.jsonl"
+    ev = evaluate_file(
+        EvalConfig(_samples(tmp_path, PLAN), problem_file=_problems(tmp_path), output_file=out),
+        pool_factory=FakePool,
+    )
+    assert ev.results_path == out and out.exists()
+    assert ev.summary_path == tmp_path / "out" / "res_summary.json"
+
+
+def test_pool_is_closed_when_execution_fails(tmp_path):
+    with pytest.raises(RuntimeError, match="worker crashed"):
+        evaluate_file(
+            EvalConfig(_samples(tmp_path, PLAN), problem_file=_problems(tmp_path)),
+            pool_factory=FakeBrokenPool,
+        )
+    assert FakePool.instances[0].closed
+    assert not (tmp_path / "samples.jsonl_results.jsonl").exists()
+
+
+def test_bad_input_fails_before_any_pool_starts(tmp_path):
+    problems = _problems(tmp_path)
+    with pytest.raises(UnknownTaskError, match="'T/9'"):
+        evaluate_file(
+            EvalConfig(_samples(tmp_path, [("T/9", "passed")]), problem_file=problems), pool_factory=FakePool
+        )
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "T/0", "completion": ""}\nnot json\n')
+    with pytest.raises(InputFileError, match=r"bad\.jsonl:2"):
+        evaluate_file(EvalConfig(bad, problem_file=problems), pool_factory=FakePool)
+    with pytest.raises(UnknownBenchmarkError):
+        evaluate_file(EvalConfig(bad, benchmark="nope"), pool_factory=FakePool)
+    assert FakePool.instances == []
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"ks": ()},
+        {"ks": (0,)},
+        {"workers": 0},
+        {"timeout_s": 0.0},
+        {"timeout_s": -1.0},
+        {"output_file": Path("s.jsonl")},
+    ],
+)
+def test_config_rejects_bad_values(kwargs):
+    with pytest.raises(ValueError):
+        EvalConfig(Path("s.jsonl"), **kwargs)
