@@ -6,7 +6,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from coding_framework.cli import algorithms
+from coding_framework.cli import algorithms, evaluate, sandbox
 from coding_framework.cli.versions import installed_packages
 
 app = typer.Typer(
@@ -16,6 +16,8 @@ app = typer.Typer(
     add_completion=False,
 )
 algorithms.register(app)
+evaluate.register(app)
+sandbox.register(app)
 
 
 def _print_versions(value: bool) -> None:

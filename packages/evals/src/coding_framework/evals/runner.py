@@ -115,11 +115,12 @@ def task_counts(results: Sequence[SampleResult]) -> dict[str, tuple[int, int]]:
     return counts
 
 
-def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory = SandboxPool) -> Evaluation:
+def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory | None = None) -> Evaluation:
     """Load, check, execute, and write results and summary (atomically) for one samples file.
 
-    Raises EvalError subclasses for bad input before any sandbox starts; the pool factory's own error
-    (SandboxStartError for SandboxPool) if the sandbox cannot start.
+    `pool_factory` defaults to SandboxPool. Raises EvalError subclasses for bad input before any
+    sandbox starts; the pool factory's own error (SandboxStartError for SandboxPool) if the sandbox
+    cannot start.
     """
     benchmark = get_benchmark(config.benchmark)
     problems = benchmark.load_problems(config.problem_file)
@@ -128,7 +129,8 @@ def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory = SandboxPool
 
     timeout_s = config.timeout_s if config.timeout_s is not None else benchmark.default_timeout_s
     limits = dataclasses.replace(Limits(), timeout_s=timeout_s)
-    pool = pool_factory(workers=config.workers, limits=limits)
+    factory = pool_factory if pool_factory is not None else SandboxPool
+    pool = factory(workers=config.workers, limits=limits)
     try:
         start = time.perf_counter()
         results = evaluate_samples(benchmark, problems, samples, pool)
