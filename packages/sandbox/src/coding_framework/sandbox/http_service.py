@@ -1,0 +1,217 @@
+"""A SandboxFusion-compatible HTTP front end to a SandboxPool.
+
+`POST /run_code` accepts SandboxFusion's request body (code, language, stdin, run_timeout,
+compile_timeout, memory_limit_MB, files, fetch_files) and answers in its response shape
+(`status` Success / Failed / SandboxError, `message`, `run_result{status Finished / TimeLimitExceeded /
+Error, execution_time, return_code, stdout, stderr}`), which is what VERL's sandbox_fusion reward client
+sends and parses. Point VERL's `reward.sandbox_fusion.url` at `http://HOST:PORT/run_code`.
+
+Differences from SandboxFusion, each reported to the caller rather than ignored silently:
+- only the languages the pool implements run; any other gets status SandboxError naming them;
+- `files` and `fetch_files` must be empty (SandboxError otherwise): the pool's jobs carry no files;
+- `compile_timeout` is accepted and unused (nothing is compiled for Python);
+- `run_timeout` above the server's cap is a 422 error rather than a very long job.
+
+Needs the `service` extra: `pip install 'coding-framework-sandbox[service]'` (fastapi, uvicorn).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Literal
+
+try:
+    import fastapi
+    from fastapi.concurrency import run_in_threadpool
+    from pydantic import BaseModel, ConfigDict, Field
+except ImportError as exc:  # pragma: no cover - exercised only without the extra installed
+    raise ImportError(
+        "the sandbox HTTP service needs fastapi and uvicorn: pip install 'coding-framework-sandbox[service]'"
+    ) from exc
+
+from coding_framework.sandbox import Limits, ProgramJob, SandboxPool, Status, Verdict
+
+DEFAULT_MAX_RUN_TIMEOUT_S = 300.0
+"""Longest `run_timeout` a request may ask for, unless the server is started with another cap."""
+
+
+class RunCodeRequest(BaseModel):
+    """SandboxFusion's /run_code body. Unknown fields are ignored, as SandboxFusion does."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    code: str
+    language: str
+    stdin: str | None = None
+    compile_timeout: float = Field(10.0, ge=0)
+    run_timeout: float = Field(10.0, gt=0)
+    memory_limit_MB: int = -1
+    """MiB for the program's address space; zero or negative: the server's default."""
+    files: dict[str, str | None] = Field(default_factory=dict)
+    fetch_files: list[str] = Field(default_factory=list)
+
+
+class CommandRunResult(BaseModel):
+    status: Literal["Finished", "Error", "TimeLimitExceeded"]
+    execution_time: float | None = None
+    return_code: int | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+
+
+class RunCodeResponse(BaseModel):
+    status: Literal["Success", "Failed", "SandboxError"]
+    message: str = ""
+    compile_result: CommandRunResult | None = None
+    run_result: CommandRunResult | None = None
+    executor_pod_name: str | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+
+
+# Status of the run, SandboxFusion's words. Memory and output limits end a run that SandboxFusion
+# would report as Finished with a non-zero exit (killed, or an error exit), so they map to Finished.
+_RUN_STATUS = {
+    Status.PASSED: "Finished",
+    Status.FAILED: "Finished",
+    Status.ERROR: "Finished",
+    Status.MEMORY: "Finished",
+    Status.OUTPUT_LIMIT: "Finished",
+    Status.TIMEOUT: "TimeLimitExceeded",
+    Status.SANDBOX_ERROR: "Error",
+}
+
+_MESSAGE = {
+    Status.MEMORY: "memory limit exceeded",
+    Status.OUTPUT_LIMIT: "output limit exceeded",
+    Status.TIMEOUT: "time limit exceeded",
+}
+
+
+def sandbox_error(message: str) -> RunCodeResponse:
+    """A response for a request the sandbox could not run (not a verdict on the code)."""
+    return RunCodeResponse(status="SandboxError", message=message)
+
+
+def to_response(verdict: Verdict) -> RunCodeResponse:
+    """SandboxFusion's response for one finished ProgramJob.
+
+    Success iff the program exited 0 within every limit; SandboxError only for our own failures.
+    """
+    status = Status(verdict.status)
+    run_status = _RUN_STATUS[status]
+    run_result = CommandRunResult(
+        status=run_status,
+        execution_time=verdict.duration_s,
+        return_code=verdict.return_code,
+        stdout=verdict.stdout,
+        stderr=verdict.stderr,
+    )
+    if status is Status.PASSED:
+        return RunCodeResponse(status="Success", run_result=run_result)
+    if status is Status.SANDBOX_ERROR:
+        return RunCodeResponse(status="SandboxError", message=verdict.message, run_result=run_result)
+    return RunCodeResponse(status="Failed", message=_MESSAGE.get(status, ""), run_result=run_result)
+
+
+def build_job(request: RunCodeRequest, defaults: Limits) -> ProgramJob:
+    """The ProgramJob for a request; ValueError/TypeError with a message for what cannot be run."""
+    if request.files:
+        raise ValueError("this sandbox does not take input files: send an empty `files`")
+    if request.fetch_files:
+        raise ValueError("this sandbox does not return files: send an empty `fetch_files`")
+    changes: dict[str, Any] = {"timeout_s": float(request.run_timeout)}
+    if request.memory_limit_MB > 0:
+        changes["memory_mb"] = int(request.memory_limit_MB)
+    limits = dataclasses.replace(defaults, **changes)
+    return ProgramJob(
+        program=request.code, stdin=request.stdin or "", language=request.language, limits=limits
+    )
+
+
+def create_app(
+    pool: SandboxPool | None = None,
+    *,
+    workers: int | None = None,
+    limits: Limits | None = None,
+    max_run_timeout_s: float = DEFAULT_MAX_RUN_TIMEOUT_S,
+) -> fastapi.FastAPI:
+    """The FastAPI app. With `pool` given the caller owns it; otherwise the app starts a
+    SandboxPool(workers, limits) at startup and closes it at shutdown.
+
+    `limits` are the defaults each request's run_timeout / memory_limit_MB override.
+    """
+    if not max_run_timeout_s > 0:
+        raise ValueError(f"max_run_timeout_s must be positive, got {max_run_timeout_s}")
+    defaults = limits or Limits()
+    state: dict[str, SandboxPool] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: fastapi.FastAPI) -> AsyncIterator[None]:
+        if pool is not None:
+            state["pool"] = pool
+            yield
+            return
+        owned = SandboxPool(workers=workers, limits=defaults)
+        state["pool"] = owned
+        try:
+            yield
+        finally:
+            owned.close()
+
+    app = fastapi.FastAPI(
+        title="coding-framework sandbox",
+        description="SandboxFusion-compatible code execution backed by coding_framework.sandbox.",
+        lifespan=lifespan,
+    )
+
+    @app.post("/run_code", response_model=RunCodeResponse)
+    async def run_code(request: RunCodeRequest) -> RunCodeResponse:
+        if request.run_timeout > max_run_timeout_s:
+            raise fastapi.HTTPException(
+                status_code=422,
+                detail=f"run_timeout {request.run_timeout} s is over the server's cap {max_run_timeout_s} s",
+            )
+        try:
+            job = build_job(request, defaults)
+        except (ValueError, TypeError) as exc:
+            return sandbox_error(str(exc))
+        try:
+            # The pool blocks until the job ends; a worker thread keeps the event loop serving.
+            verdict = await run_in_threadpool(state["pool"].run, job)
+        except Exception as exc:  # the pool failing is our error, reported in the protocol's terms
+            return sandbox_error(f"{type(exc).__name__}: {exc}")
+        return to_response(verdict)
+
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok" if "pool" in state else "starting"}
+
+    @app.get("/v1/ping")
+    async def ping() -> str:
+        # SandboxFusion's liveness probe; kept so its users' health checks work unchanged.
+        return "pong"
+
+    return app
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    pool: SandboxPool | None = None,
+    workers: int | None = None,
+    limits: Limits | None = None,
+    max_run_timeout_s: float = DEFAULT_MAX_RUN_TIMEOUT_S,
+    log_level: str = "info",
+) -> None:
+    """Serve the app with uvicorn until interrupted (one process; concurrency comes from the pool)."""
+    try:
+        import uvicorn
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra installed
+        raise ImportError(
+            "the sandbox HTTP service needs uvicorn: pip install 'coding-framework-sandbox[service]'"
+        ) from exc
+    app = create_app(pool, workers=workers, limits=limits, max_run_timeout_s=max_run_timeout_s)
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

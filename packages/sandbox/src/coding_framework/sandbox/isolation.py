@@ -1,0 +1,256 @@
+"""Linux isolation primitives (ctypes over libc: Python 3.11 has no os.unshare) and the sandbox root.
+
+Used by the zygote (namespaces, root filesystem) and by each forked candidate child (rlimits, privilege
+drop). Everything here either succeeds or raises OSError naming the syscall; callers decide how to
+degrade, and say so in the isolation report.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import resource
+import signal
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_NOATIME = 1024
+MS_NODIRATIME = 2048
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+MS_RELATIME = 1 << 21
+MNT_DETACH = 2
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_CHILD_SUBREAPER = 36
+
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(platform.machine())
+_SYS_CAPSET = {"x86_64": 126, "aarch64": 91}.get(platform.machine())
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.unshare.argtypes = [ctypes.c_int]
+_libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+SANDBOX_UID = 65534  # `nobody`: the candidate's uid inside its user namespace (and on the host)
+NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _b(value: str | None) -> bytes | None:
+    return None if value is None else os.fsencode(value)
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(flags), f"unshare({flags:#x})")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    _check(_libc.mount(_b(source), _b(target), _b(fstype), flags, _b(data)), f"mount {target}")
+
+
+def umount(target: str, flags: int = MNT_DETACH) -> None:
+    _check(_libc.umount2(_b(target), flags), f"umount {target}")
+
+
+def pivot_root(new_root: str, put_old: str) -> None:
+    if _SYS_PIVOT_ROOT is None:
+        raise OSError(errno.ENOSYS, f"pivot_root: unknown syscall number on {platform.machine()}")
+    _check(_libc.syscall(_SYS_PIVOT_ROOT, _b(new_root), _b(put_old)), "pivot_root")
+
+
+def sethostname(name: str) -> None:
+    data = name.encode()
+    _check(_libc.sethostname(data, len(data)), "sethostname")
+
+
+def prctl(option: int, arg: int = 0) -> None:
+    _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl({option})")
+
+
+def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
+    """Die with `sig` when the thread that forked us exits."""
+    prctl(PR_SET_PDEATHSIG, sig)
+
+
+def drop_capabilities() -> None:
+    """Empty the bounding, effective, permitted and inheritable capability sets of this process."""
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
+            break  # past the last capability this kernel knows
+    if _SYS_CAPSET is None:
+        raise OSError(errno.ENOSYS, f"capset: unknown syscall number on {platform.machine()}")
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    _check(_libc.syscall(_SYS_CAPSET, header, data), "capset")
+
+
+def drop_privileges(uid: int | None) -> None:
+    """Become `uid` (all capabilities go with uid 0) or, with None, stay uid 0 of the user namespace
+    but hold no capabilities. Either way no_new_privs is set, so nothing can regain privileges."""
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    else:
+        drop_capabilities()
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def apply_rlimits(*, cpu_s: int, memory_mb: int, max_processes: int, max_open_files: int,
+                  max_file_bytes: int) -> None:
+    """Lower this process's rlimits (soft = hard, so the candidate cannot raise them back)."""
+    mib = 1 << 20
+    # CPU: SIGXCPU at the soft limit, SIGKILL one second later if it is ignored.
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb * mib, memory_mb * mib))
+    resource.setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+
+
+# statvfs flags that a bind mount inherits and a read-only remount in a user namespace must keep.
+_LOCKED_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+                 (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME),
+                 (os.ST_RELATIME, MS_RELATIME))
+
+
+def _mount_flags_of(path: str) -> int:
+    flags = os.statvfs(path).f_flag
+    return sum(ms for st, ms in _LOCKED_FLAGS if flags & st)
+
+
+def _mountpoints_under(prefix: str) -> list[str]:
+    points = []
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            point = line.split()[4].replace("\\040", " ")
+            if point == prefix or point.startswith(prefix.rstrip("/") + "/"):
+                points.append(point)
+    return points
+
+
+def _bind_readonly(source: str, target: str) -> None:
+    mount(source, target, None, MS_BIND | MS_REC)
+    for point in _mountpoints_under(target):
+        mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _mount_flags_of(point))
+
+
+DEVICES = ("null", "zero", "full", "random", "urandom")
+WORK_DIRS = ("/tmp", "/dev/shm")
+
+
+def build_root(visible: list[str], hidden: list[str], staging: str = "/tmp") -> dict[str, object]:
+    """Make this mount namespace's root a read-only view of `visible` host paths.
+
+    Must run inside fresh user+mount+PID namespaces, as their root. Host paths outside `visible` do not
+    exist in the new root; `hidden` paths inside it are covered by empty read-only mounts; /proc is
+    this PID namespace's own; /tmp and /dev/shm are mount points for per-sample tmpfs work dirs.
+    Returns what was set up, for the isolation report.
+    """
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    # Sources are resolved through a descriptor of the old root: the staging tmpfs may shadow them.
+    host = os.open("/", os.O_PATH | os.O_DIRECTORY)
+    try:
+        def src(path: str) -> str:
+            return f"/proc/self/fd/{host}{path}"
+
+        mount("cf-sandbox-root", staging, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+        shown, missing = [], []
+        for path in visible:
+            if not os.path.lexists(src(path)):
+                missing.append(path)
+                continue
+            target = staging + path
+            if os.path.islink(src(path)):
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                if not os.path.lexists(target):
+                    os.symlink(os.readlink(src(path)), target)
+                shown.append(path)
+                continue
+            if os.path.isdir(src(path)):
+                os.makedirs(target, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                open(target, "a").close()
+            _bind_readonly(src(path), target)
+            shown.append(path)
+        covered = []
+        for path in hidden:
+            target = staging + path
+            if not os.path.lexists(target):
+                continue
+            if os.path.isdir(target):
+                mount("cf-sandbox-hidden", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
+            else:
+                _bind_readonly(src("/dev/null"), target)
+            covered.append(path)
+        os.makedirs(staging + "/dev", exist_ok=True)
+        for name in DEVICES:
+            open(f"{staging}/dev/{name}", "a").close()
+            mount(src(f"/dev/{name}"), f"{staging}/dev/{name}", None, MS_BIND)
+        for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                             ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+            os.symlink(target, f"{staging}/dev/{name}")
+        for work in WORK_DIRS:
+            os.makedirs(staging + work, exist_ok=True)
+        os.makedirs(staging + "/proc", exist_ok=True)
+        proc_ok = True
+        try:
+            mount("proc", staging + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        except OSError:
+            proc_ok = False  # a host that overmounts parts of /proc refuses new proc mounts
+        os.makedirs(staging + "/.old_root", exist_ok=True)
+    finally:
+        os.close(host)
+    os.chdir(staging)
+    pivot_root(".", ".old_root")
+    os.chdir("/")
+    umount("/.old_root", MNT_DETACH)
+    os.rmdir("/.old_root")
+    mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    return {"visible": shown, "missing": missing, "hidden": covered, "proc": proc_ok}
+
+
+def mount_work_dirs(size_mb: int) -> None:
+    """Fresh, empty, size-capped tmpfs work dirs for the next sample (inside the sandbox root)."""
+    for work in WORK_DIRS:
+        mount("cf-sandbox-work", work, "tmpfs", MS_NOSUID | MS_NODEV,
+              f"size={size_mb}m,nr_inodes=16384,mode=1777")
+
+
+def unmount_work_dirs() -> None:
+    """Drop the sample's work dirs; the memory is freed once no process uses them."""
+    for work in WORK_DIRS:
+        try:
+            umount(work, MNT_DETACH)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:  # EINVAL: nothing mounted there
+                raise

@@ -1,0 +1,393 @@
+"""The judge: one trusted worker process per core. It owns a zygote, starts one sandboxed child per
+job, runs the trusted side of the job (tests, comparisons) and decides the verdict.
+
+Run as `python -c "from coding_framework.sandbox.judge import main; main()" FD`; FD is a stream socket to the pool carrying
+length-prefixed JSON: the config first, then one job per frame, answered by one verdict per frame.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+from coding_framework.sandbox import child as child_module
+from coding_framework.sandbox import plain_data, wire
+from coding_framework.sandbox.isolation import SANDBOX_UID
+from coding_framework.sandbox.limits import Limits
+from coding_framework.sandbox.proxy import CandidateError, CandidateProxy, SandboxUsageError, describe
+from coding_framework.sandbox.session import ChildSession, Stop, ZygoteLost, classify_exit
+from coding_framework.sandbox.verdict import Status
+
+SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_BOOT = ("import sys; sys.path.insert(0, {root!r}); "
+         "from coding_framework.sandbox.zygote import bootstrap; bootstrap({fd})")
+MAX_JOB_BYTES = 1 << 30
+
+
+class TrustedTimeout(BaseException):
+    """The trusted test code itself ran past the job's deadline."""
+
+
+class Zygote:
+    """Start, talk to and restart one zygote."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        self.proc: subprocess.Popen | None = None
+        self.ctrl: socket.socket | None = None
+        self.report: dict = {}
+        self.workdir: str | None = None
+
+    def start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        if self.workdir is None:
+            self.workdir = tempfile.mkdtemp(prefix="cf-sandbox-work-")
+            os.chmod(self.workdir, 0o1777)
+        boot = _BOOT.format(root=SRC_ROOT, fd=theirs.fileno())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", boot], pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, env=dict(child_module.SAFE_ENV), cwd="/",
+        )
+        theirs.close()
+        self.ctrl = ours
+        config = {**self.config, "workdir": self.workdir}
+        wire.send_control(ours, config)
+        try:
+            message, _ = wire.recv_control(ours, timeout=120)
+            uid = self._map_ids(message)
+            wire.send_control(ours, {"op": "mapped", "child_uid": uid})
+            ready, _ = wire.recv_control(ours, timeout=120)
+        except (wire.Deadline, wire.ChannelClosed, ConnectionError, OSError) as exc:
+            self.stop()
+            raise RuntimeError(f"the sandbox zygote did not start: {exc}") from exc
+        if ready.get("op") != "ready":
+            self.stop()
+            raise RuntimeError(ready.get("error", f"the sandbox zygote failed to start: {ready}"))
+        report = ready["report"]
+        report["child_uid"] = uid
+        report["user_namespace"] = message.get("user_namespace", False)
+        self.report = report
+
+    def _map_ids(self, message: dict) -> int | None:
+        root = os.geteuid() == 0
+        if not message.get("namespaced"):
+            return SANDBOX_UID if root else None
+        if not message.get("user_namespace"):
+            return SANDBOX_UID  # real root, namespaces without a user namespace
+        pid = self.proc.pid
+        if root:
+            # Inner root is the zygote (never runs candidate code); candidates become `nobody`.
+            maps = f"0 0 1\n{SANDBOX_UID} {SANDBOX_UID} 1\n"
+            for name in ("uid_map", "gid_map"):
+                with open(f"/proc/{pid}/{name}", "w") as fh:
+                    fh.write(maps)
+            return SANDBOX_UID
+        with open(f"/proc/{pid}/setgroups", "w") as fh:
+            fh.write("deny")
+        for name, outer in (("uid_map", os.geteuid()), ("gid_map", os.getegid())):
+            with open(f"/proc/{pid}/{name}", "w") as fh:
+                fh.write(f"0 {outer} 1\n")
+        return None  # only one uid exists inside: the child stays uid 0 and drops every capability
+
+    def start_child(self, mode: str, limits: Limits, deadline: float) -> ChildSession:
+        chan, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        in_r, in_w = os.pipe2(os.O_CLOEXEC)
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        spec = {"op": "run", "mode": mode, "limits": {
+            "cpu_s": limits.effective_cpu_s, "memory_mb": limits.memory_mb,
+            "max_processes": limits.max_processes, "max_open_files": limits.max_open_files,
+            "max_file_bytes": limits.max_file_bytes, "max_value_bytes": limits.max_value_bytes,
+            "max_value_depth": limits.max_value_depth}}
+        try:
+            wire.send_control(self.ctrl, spec, [theirs.fileno(), in_r, out_w, err_w])
+        except OSError as exc:
+            for fd in (in_w, out_r, err_r):
+                os.close(fd)
+            chan.close()
+            raise ZygoteLost(f"the zygote is gone: {exc}") from exc
+        finally:
+            theirs.close()
+            for fd in (in_r, out_w, err_w):
+                os.close(fd)
+        return ChildSession(ctrl=self.ctrl, chan=chan, stdin_w=in_w, stdout_r=out_r, stderr_r=err_r,
+                            limits=limits, deadline=deadline)
+
+    def stop(self) -> None:
+        if self.ctrl is not None:
+            self.ctrl.close()
+            self.ctrl = None
+        if self.proc is not None:
+            try:
+                self.proc.kill()  # the inner zygote dies with it (parent-death signal)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+            self.proc = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        self.stop()
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
+
+class Judge:
+    """Runs jobs (as dicts from the pool) and returns verdicts (as dicts)."""
+
+    def __init__(self, config: dict):
+        self.zygote = Zygote(config)
+
+    def start(self) -> dict:
+        self.zygote.start()
+        return self.zygote.report
+
+    def run(self, job: dict) -> dict:
+        started = time.monotonic()
+        try:
+            limits = Limits.from_dict(job["limits"])
+            kind = job["kind"]
+            if kind == "function":
+                result = self._run_function(job, limits, started)
+            elif kind == "program":
+                result = self._run_program(job, limits, started)
+            elif kind == "unittest":
+                from coding_framework.sandbox.unittest_harness import run_unittest_job
+
+                result = run_unittest_job(self, job, limits, started)
+            else:
+                raise ValueError(f"unknown job kind {kind!r}")
+        except ZygoteLost as exc:
+            self._restart()
+            result = {"status": Status.SANDBOX_ERROR.value, "message": str(exc)}
+        except Exception as exc:
+            self._restart()
+            result = {"status": Status.SANDBOX_ERROR.value,
+                      "message": f"judge error: {describe(type(exc).__name__, str(exc))}",
+                      "stderr": traceback.format_exc()[-4000:]}
+        result.setdefault("duration_s", time.monotonic() - started)
+        return result
+
+    def _restart(self) -> None:
+        with contextlib.suppress(Exception):
+            self.zygote.restart()
+
+    # -- function-call jobs ----------------------------------------------------------------------
+    def _run_function(self, job: dict, limits: Limits, started: float) -> dict:
+        deadline = started + limits.timeout_s
+        session = self.zygote.start_child("function", limits, deadline)
+        sources = {"<setup>": job.get("setup", ""), "<test>": job["test"]}
+        status, message = Status.PASSED, ""
+        alarm = _Alarm()
+        try:
+            load = plain_data.encode(("load", job["program"], job["entry_point"]), max_bytes=1 << 30)
+            reply = plain_data.decode(session.request(load))
+            if type(reply) is tuple and reply[:1] == ("load_error",) and len(reply) == 3:
+                status, message = Status.ERROR, describe(str(reply[1]), str(reply[2]))
+            elif reply != ("ready",):
+                status, message = Status.ERROR, "the candidate sent a malformed reply while loading"
+            else:
+                namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
+                alarm.arm(deadline)
+                try:
+                    exec(compile(job.get("setup", ""), "<setup>", "exec"), namespace)
+                except Exception as exc:
+                    raise SandboxUsageError(f"the setup code raised {describe(type(exc).__name__, str(exc))}") \
+                        from exc
+                proxy = CandidateProxy(session, job["entry_point"])
+                namespace["candidate"] = namespace[job["entry_point"]] = proxy
+                exec(compile(job["test"], "<test>", "exec"), namespace)
+                check = namespace.get("check")
+                if callable(check):
+                    check(proxy)
+        except Stop as stop:
+            status, message = stop.status, stop.message
+        except TrustedTimeout:
+            status, message = Status.TIMEOUT, f"wall-clock limit of {limits.timeout_s:g}s exceeded"
+        except AssertionError as exc:
+            status, message = Status.FAILED, describe_assertion(exc, sources)
+        except CandidateError as exc:
+            status, message = Status.ERROR, str(exc)
+        except SandboxUsageError as exc:
+            status, message = Status.SANDBOX_ERROR, str(exc)
+        except SyntaxError as exc:
+            if exc.filename in sources:
+                status, message = Status.SANDBOX_ERROR, f"the trusted code does not compile: {exc}"
+            else:
+                status, message = Status.ERROR, describe(type(exc).__name__, str(exc))
+        except BaseException as exc:
+            status, message = Status.ERROR, describe(type(exc).__name__, str(exc))
+        finally:
+            alarm.disarm()
+            session.end()
+        if session.fatal is not None and status is not Status.FAILED:
+            status, message = session.fatal.status, session.fatal.message
+        if session.output_exceeded:
+            status = Status.OUTPUT_LIMIT
+            message = f"output exceeded the {limits.max_output_bytes}-byte limit"
+        return _result(session, status, message, started)
+
+    # -- stdin/stdout programs -------------------------------------------------------------------
+    def _run_program(self, job: dict, limits: Limits, started: float) -> dict:
+        deadline = started + limits.timeout_s
+        session = self.zygote.start_child("program", limits, deadline)
+        status, message = None, ""
+        try:
+            session.send(plain_data.encode(("program", job["program"], "main.py"), max_bytes=1 << 30))
+            session.feed_stdin(job.get("stdin", "").encode("utf-8", "surrogateescape"))
+            session.wait_exit()
+        except Stop as stop:
+            status, message = stop.status, stop.message
+        finally:
+            session.end()
+        info = session.exit_info or {}
+        code = info.get("status")
+        if status is None:
+            if session.output_exceeded:
+                status, message = Status.OUTPUT_LIMIT, f"output exceeded the {limits.max_output_bytes}-byte limit"
+            elif session.saw_frame(("memory",)):
+                status, message = Status.MEMORY, "MemoryError"
+            elif code is None or code < 0:
+                status, message = classify_exit(info, limits, "the program")
+            elif code != 0:
+                status, message = Status.ERROR, f"exit status {code}{_last_line(session.stderr)}"
+            elif job.get("expected_stdout") is None:
+                status = Status.PASSED
+            else:
+                status, message = compare_output(bytes(session.stdout), job["expected_stdout"])
+        result = _result(session, status, message, started)
+        result["return_code"] = code if not info.get("killed") else None
+        return result
+
+
+def _result(session: ChildSession, status: Status, message: str, started: float) -> dict:
+    info = session.exit_info or {}
+    return {
+        "status": status.value, "message": "" if status is Status.PASSED else message,
+        "duration_s": time.monotonic() - started,
+        "stdout": bytes(session.stdout).decode("utf-8", "replace"),
+        "stderr": bytes(session.stderr).decode("utf-8", "replace"),
+        "return_code": None if info.get("killed") else info.get("status"),
+        "cpu_s": info.get("cpu_s"),
+        "peak_memory_mb": (info["rss_kb"] / 1024) if info.get("rss_kb") else None,
+    }
+
+
+def compare_output(actual: bytes, expected: str) -> tuple[Status, str]:
+    """Whitespace-insensitive token comparison of a whole output."""
+    got = actual.decode("utf-8", "replace").split()
+    want = expected.split()
+    if got == want:
+        return Status.PASSED, ""
+    for i, (g, w) in enumerate(zip(got, want, strict=False)):
+        if g != w:
+            return Status.FAILED, f"wrong answer: token {i + 1} is {g[:80]!r}, expected {w[:80]!r}"
+    return Status.FAILED, f"wrong answer: {len(got)} tokens, expected {len(want)}"
+
+
+def _last_line(data: bytearray) -> str:
+    lines = bytes(data).decode("utf-8", "replace").strip().splitlines()
+    return f": {lines[-1][:300]}" if lines else ""
+
+
+def describe_assertion(exc: AssertionError, sources: dict[str, str]) -> str:
+    """The failing assert statement's source (from the trusted test), plus its message if any."""
+    statement = ""
+    tb = exc.__traceback__
+    frame_line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in sources:
+            frame_line = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    if frame_line is not None:
+        filename, line = frame_line
+        statement = _statement_at(sources[filename], line)
+    detail = str(exc)
+    if statement and detail:
+        text = f"{statement}  # {detail}"
+    elif statement:
+        text = statement
+    else:
+        text = describe("AssertionError", detail)
+    return text[:2000]
+
+
+def _statement_at(source: str, line: int) -> str:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        tree = None
+    if tree is not None:
+        best = None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assert) and node.lineno <= line <= (node.end_lineno or node.lineno):
+                best = node
+        if best is not None:
+            segment = ast.get_source_segment(source, best)
+            if segment:
+                return " ".join(segment.split())
+    lines = source.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+class _Alarm:
+    """Advisory in-process alarm for trusted code that loops; the pool's watchdog is the real limit."""
+
+    def __init__(self):
+        self.armed = False
+
+    def _fire(self, signum, frame) -> None:
+        if self.armed:
+            self.armed = False
+            raise TrustedTimeout()
+
+    def arm(self, deadline: float) -> None:
+        self.armed = True
+        signal.signal(signal.SIGALRM, self._fire)
+        # A little after the deadline: the session's own deadline check reports the common case.
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic() + 0.25))
+
+    def disarm(self) -> None:
+        self.armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    config = json.loads(wire.recv_frame(sock, 1 << 24))
+    judge = Judge(config)
+    try:
+        hello = {"op": "hello", "report": judge.start()}
+    except Exception as exc:
+        hello = {"op": "hello", "error": str(exc)}
+    wire.send_frame(sock, json.dumps(hello).encode())
+    if "error" in hello:
+        return
+    try:
+        while True:
+            try:
+                job = json.loads(wire.recv_frame(sock, MAX_JOB_BYTES))
+            except (wire.ChannelClosed, ConnectionError):
+                break
+            wire.send_frame(sock, json.dumps(judge.run(job)).encode())
+    finally:
+        judge.zygote.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+"""SandboxPool: the public entry point. One judge process (plus its zygote) per worker."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import warnings
+from concurrent.futures import Future
+from queue import SimpleQueue
+
+from coding_framework.sandbox import wire
+from coding_framework.sandbox.filesystem import default_hidden, default_visible
+from coding_framework.sandbox.jobs import FunctionCallJob, Job, ProgramJob, UnittestJob
+from coding_framework.sandbox.judge import SRC_ROOT
+from coding_framework.sandbox.limits import Limits
+from coding_framework.sandbox.report import IsolationReport, from_zygote
+from coding_framework.sandbox.verdict import Status, Verdict
+
+log = logging.getLogger(__name__)
+
+# Modules candidates commonly import; imported once in the zygote so each fork has them for free.
+DEFAULT_PRELOAD = ("math", "cmath", "re", "string", "collections", "collections.abc", "itertools", "functools",
+                   "operator", "heapq", "bisect", "random", "statistics", "fractions", "decimal", "typing",
+                   "hashlib", "copy", "json", "datetime", "array", "queue", "dataclasses", "enum",
+                   "numbers", "textwrap", "unicodedata", "sys", "os", "io", "time", "threading",
+                   "unittest", "unittest.mock", "traceback", "linecache", "atexit", "doctest")
+# Beyond the job's own timeout: start-up of the child and the final kill and drain.
+WATCHDOG_GRACE_S = 10.0
+
+
+class SandboxStartError(RuntimeError):
+    """The sandbox could not start (or could not reach the isolation that was required)."""
+
+
+class SandboxDegradedWarning(RuntimeWarning):
+    """Some isolation layers are not available on this host."""
+
+
+def job_to_dict(job: Job, default_limits: Limits) -> dict:
+    limits = (job.limits or default_limits).to_dict()
+    if isinstance(job, FunctionCallJob):
+        return {"kind": "function", "program": job.program, "entry_point": job.entry_point, "test": job.test,
+                "setup": job.setup, "limits": limits}
+    if isinstance(job, ProgramJob):
+        return {"kind": "program", "program": job.program, "stdin": job.stdin,
+                "expected_stdout": job.expected_stdout, "language": job.language, "limits": limits}
+    if isinstance(job, UnittestJob):
+        return {"kind": "unittest", "program": job.program, "test": job.test, "module_name": job.module_name,
+                "limits": limits}
+    raise TypeError(f"not a sandbox job: {type(job).__name__} (use FunctionCallJob, ProgramJob or UnittestJob)")
+
+
+class _Worker:
+    """One judge process, driven by one pool thread."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        self.proc: subprocess.Popen | None = None
+        self.sock: socket.socket | None = None
+        self.report: dict = {}
+
+    def start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([SRC_ROOT, *filter(None, [env.get("PYTHONPATH")])])
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from coding_framework.sandbox.judge import main; main()", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env,
+            start_new_session=True,
+        )
+        theirs.close()
+        self.sock = ours
+        wire.send_frame(ours, json.dumps(self.config).encode())
+        ready, _, _ = select.select([ours], [], [], 180)
+        try:
+            if not ready:
+                raise SandboxStartError("a sandbox worker did not start within 180s")
+            hello = json.loads(wire.recv_frame(ours, 1 << 24))
+        except (wire.ChannelClosed, ConnectionError) as exc:
+            self.kill()
+            raise SandboxStartError(f"a sandbox worker exited during start-up ({exc}); see stderr") from exc
+        except SandboxStartError:
+            self.kill()
+            raise
+        if "error" in hello:
+            self.kill()
+            raise SandboxStartError(f"the sandbox could not start: {hello['error']}")
+        self.report = hello["report"]
+
+    def run(self, job: dict, timeout_s: float) -> dict:
+        if self.sock is None:
+            self.start()
+        try:
+            wire.send_frame(self.sock, json.dumps(job).encode())
+            ready, _, _ = select.select([self.sock], [], [], timeout_s + WATCHDOG_GRACE_S)
+            if not ready:
+                self.kill()
+                return {"status": Status.TIMEOUT.value,
+                        "message": f"wall-clock limit of {timeout_s:g}s exceeded (the trusted test was killed)"}
+            return json.loads(wire.recv_frame(self.sock, 1 << 31))
+        except (wire.ChannelClosed, ConnectionError) as exc:
+            self.kill()
+            return {"status": Status.SANDBOX_ERROR.value, "message": f"the sandbox worker died: {exc}"}
+
+    def kill(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            self.proc = None
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()  # the judge sees EOF, stops its zygote and exits
+            self.sock = None
+        if self.proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+            self.kill()
+
+
+class SandboxPool:
+    """Runs jobs in parallel over `workers` sandbox workers (default: one per available core).
+
+    `limits` applies to jobs without their own. `require_isolation=True` refuses to start when any
+    isolation layer is missing; otherwise missing layers are warned about loudly (warning + log).
+    `hidden_paths` are extra host paths to cover inside the sandbox's read-only view (benchmark data);
+    `visible_paths` are extra host paths to show (read-only). `preload` are modules imported once per
+    worker before forking children.
+    """
+
+    def __init__(self, workers: int | None = None, limits: Limits = Limits(), *,
+                 preload: tuple[str, ...] = DEFAULT_PRELOAD, hidden_paths: tuple[str, ...] = (),
+                 visible_paths: tuple[str, ...] = (), require_isolation: bool = False,
+                 use_namespaces: bool = True, work_dir_mb: int = 64):
+        if workers is None:
+            workers = len(os.sched_getaffinity(0))
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            raise ValueError(f"workers must be a positive int or None (= cores), got {workers!r}")
+        if not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
+        if work_dir_mb < 1:
+            raise ValueError("work_dir_mb must be >= 1")
+        for path in (*hidden_paths, *visible_paths):
+            if not os.path.isabs(path):
+                raise ValueError(f"sandbox paths must be absolute, got {path!r}")
+        self.limits = limits
+        config = {"preload": list(preload), "namespaces": use_namespaces, "work_mb": work_dir_mb,
+                  "visible": default_visible() + [os.path.realpath(p) for p in visible_paths],
+                  "hidden": default_hidden() + [os.path.realpath(p) for p in hidden_paths]}
+        self._workers = [_Worker(config) for _ in range(workers)]
+        errors: list[BaseException] = []
+
+        def start(worker: _Worker) -> None:
+            try:
+                worker.start()
+            except BaseException as exc:
+                errors.append(exc)
+
+        starters = [threading.Thread(target=start, args=(w,)) for w in self._workers]
+        for t in starters:
+            t.start()
+        for t in starters:
+            t.join()
+        if errors:
+            self._close_workers()
+            if isinstance(errors[0], SandboxStartError):
+                raise errors[0]
+            raise SandboxStartError(f"the sandbox could not start: {errors[0]}") from errors[0]
+        self._report = from_zygote(self._workers[0].report)
+        if not self._report.fully_isolated:
+            text = f"sandbox isolation is DEGRADED on this host: {self._report.summary()}"
+            if require_isolation:
+                self._close_workers()
+                raise SandboxStartError(text + " (require_isolation=True)")
+            warnings.warn(text, SandboxDegradedWarning, stacklevel=2)
+            log.warning(text)
+        self._queue: SimpleQueue = SimpleQueue()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._serve, args=(w,), daemon=True,
+                                          name=f"sandbox-worker-{i}") for i, w in enumerate(self._workers)]
+        for t in self._threads:
+            t.start()
+
+    @property
+    def workers(self) -> int:
+        return len(self._workers)
+
+    def isolation_report(self) -> IsolationReport:
+        """Which isolation layers this pool's workers actually have."""
+        return self._report
+
+    def run(self, job: Job) -> Verdict:
+        """Run one job and return its verdict."""
+        return self.run_many([job])[0]
+
+    def run_many(self, jobs) -> list[Verdict]:
+        """Run jobs in parallel over the workers; verdicts in input order."""
+        if self._closed:
+            raise RuntimeError("this SandboxPool is closed")
+        futures = []
+        for job in jobs:
+            payload = job_to_dict(job, self.limits)
+            future: Future = Future()
+            self._queue.put((payload, future))
+            futures.append(future)
+        return [f.result() for f in futures]
+
+    def _serve(self, worker: _Worker) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            payload, future = item
+            try:
+                result = worker.run(payload, float(payload["limits"]["timeout_s"]))
+                future.set_result(Verdict.from_dict(result))
+            except BaseException as exc:
+                future.set_result(Verdict(Status.SANDBOX_ERROR, f"sandbox worker failed: {exc}"))
+
+    def _close_workers(self) -> None:
+        for worker in self._workers:
+            worker.close()
+
+    def close(self) -> None:
+        """Stop every worker; idempotent."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        for _ in self._threads:
+            self._queue.put(None)
+        for t in self._threads:
+            t.join()
+        self._close_workers()
+
+    def __enter__(self) -> SandboxPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()

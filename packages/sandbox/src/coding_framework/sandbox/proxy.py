@@ -1,0 +1,82 @@
+"""The trusted stand-in for the candidate's function: each call is a plain-data round trip."""
+
+from __future__ import annotations
+
+import builtins
+
+from coding_framework.sandbox import plain_data
+from coding_framework.sandbox.session import ChildSession
+from coding_framework.sandbox.verdict import Status
+
+# Exceptions the candidate raises that tests may legitimately expect (pytest.raises, try/except).
+# StopIteration would silently end a generator in the test; it is reported as CandidateError instead.
+_NOT_RERAISED = {"StopIteration", "StopAsyncIteration", "MemoryError"}
+
+
+class CandidateError(Exception):
+    """The candidate raised an exception of its own (non-built-in) type; message "Type: message"."""
+
+
+class SandboxUsageError(Exception):
+    """The trusted test tried to send something that is not plain data."""
+
+
+class CandidateProxy:
+    """Callable bound to `candidate` and the entry point's name in the trusted test namespace."""
+
+    def __init__(self, session: ChildSession, name: str):
+        self._session = session
+        self.__name__ = self.__qualname__ = name
+        self.calls = 0
+
+    def __repr__(self) -> str:
+        return f"<sandboxed function {self.__name__}>"
+
+    def __call__(self, *args, **kwargs):
+        session = self._session
+        if session.fatal is not None:
+            raise session.fatal
+        limits = session.limits
+        try:
+            body = plain_data.encode(("call", args, kwargs), max_bytes=256 << 20,
+                                     max_depth=limits.max_value_depth + 2)
+        except (plain_data.EncodeError, RecursionError) as exc:
+            raise SandboxUsageError(f"the test passed an argument the sandbox cannot send: {exc}") from None
+        self.calls += 1
+        frame = session.request(body)
+        try:
+            reply = plain_data.decode(frame, max_depth=limits.max_value_depth + 2)
+        except (plain_data.DecodeError, RecursionError) as exc:
+            raise session.stop(Status.ERROR, f"the candidate sent a malformed reply: {exc}") from None
+        return _unpack(session, reply)
+
+
+def describe(name: str, message: str) -> str:
+    """"Type: message", or just "Type" when there is no message."""
+    return f"{name}: {message}" if message else name
+
+
+def _unpack(session: ChildSession, reply: object):
+    if type(reply) is not tuple or not reply or type(reply[0]) is not str:
+        raise session.stop(Status.ERROR, "the candidate sent a malformed reply")
+    op = reply[0]
+    if op == "ok" and len(reply) == 2:
+        return reply[1]
+    if op == "raise" and len(reply) == 5 and all(type(x) is str for x in reply[1:4]) and type(reply[4]) is tuple:
+        _, name, message, kind, args = reply
+        if name == "MemoryError":
+            raise session.stop(Status.MEMORY, describe("MemoryError", message))
+        if kind == "fatal":
+            raise session.stop(Status.ERROR, describe(name, message))
+        cls = getattr(builtins, name, None)
+        if (kind == "builtin" and name not in _NOT_RERAISED and isinstance(cls, type)
+                and issubclass(cls, Exception)):
+            try:
+                exc = cls(*args)
+            except Exception:
+                exc = cls(message)
+            raise exc
+        raise CandidateError(describe(name, message))
+    if op == "bad_value" and len(reply) == 2:
+        raise session.stop(Status.ERROR, f"the candidate's return value cannot be checked: {reply[1]}")
+    raise session.stop(Status.ERROR, f"the candidate sent a malformed reply ({op!r})")

@@ -1,0 +1,58 @@
+"""Which isolation layers are active, from what the zygote actually managed to set up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace", "ipc_namespace",
+          "uts_namespace", "private_proc", "readonly_root", "unprivileged_candidate", "rlimits",
+          "scrubbed_environment", "wall_clock_kill", "capped_output")
+
+
+@dataclass(frozen=True)
+class IsolationReport:
+    """layers: name → active. missing: the inactive ones. details: the raw zygote report."""
+
+    layers: dict[str, bool]
+    details: dict = field(default_factory=dict)
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        return tuple(name for name in LAYERS if not self.layers.get(name))
+
+    @property
+    def fully_isolated(self) -> bool:
+        return not self.missing
+
+    def summary(self) -> str:
+        active = [name for name in LAYERS if self.layers.get(name)]
+        text = f"active: {', '.join(active)}"
+        if self.missing:
+            text += f"; MISSING: {', '.join(self.missing)}"
+        errors = self.details.get("errors")
+        if errors:
+            text += f" ({'; '.join(errors)})"
+        return text
+
+
+def from_zygote(report: dict) -> IsolationReport:
+    namespaced = bool(report.get("namespaces"))
+    root = report.get("root") or {}
+    layers = {
+        "user_namespace": namespaced and bool(report.get("user_namespace")),
+        "pid_namespace": namespaced and bool(report.get("pid1")),
+        "network_namespace": namespaced,
+        "mount_namespace": namespaced,
+        "ipc_namespace": namespaced,
+        "uts_namespace": namespaced,
+        "private_proc": namespaced and bool(root.get("proc")),
+        "readonly_root": namespaced and bool(root),
+        # Either a distinct unprivileged uid, or uid 0 of a user namespace with every capability dropped.
+        "unprivileged_candidate": report.get("child_uid") is not None or (namespaced and bool(report.get(
+            "user_namespace"))),
+        "rlimits": True,
+        "scrubbed_environment": True,
+        "wall_clock_kill": True,
+        "capped_output": True,
+    }
+    return IsolationReport(layers=layers, details=report)

@@ -1,0 +1,333 @@
+"""The judge's side of one sample: a running child, its channel, its output pipes, its deadline.
+
+One poll loop drains stdout/stderr (capped), feeds stdin, moves channel frames and watches the zygote
+for the child's exit, so a child can never block the judge and the judge never believes the child:
+the only things taken from it are plain-data frames and output text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import select
+import signal
+import socket
+import struct
+import time
+
+from coding_framework.sandbox import plain_data, wire
+from coding_framework.sandbox.limits import Limits
+from coding_framework.sandbox.verdict import Status
+
+_LEN = struct.Struct(">I")
+_READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
+_REPLY_OVERHEAD = 1 << 12
+
+
+class Stop(BaseException):
+    """Ends the sample with `status`. A BaseException so test code's `except Exception` cannot swallow it."""
+
+    def __init__(self, status: Status, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class ChildSession:
+    """I/O with one sandboxed child. Every wait is bounded by `deadline` (time.monotonic())."""
+
+    def __init__(self, *, ctrl: socket.socket, chan: socket.socket, stdin_w: int, stdout_r: int, stderr_r: int,
+                 limits: Limits, deadline: float):
+        self.ctrl = ctrl
+        self.chan = chan
+        self.limits = limits
+        self.deadline = deadline
+        self.started = time.monotonic()
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self._out_total = {stdout_r: 0, stderr_r: 0}
+        self._out_buf = {stdout_r: self.stdout, stderr_r: self.stderr}
+        self._stdin_w: int | None = stdin_w
+        self._stdin_pending = b""
+        self._stdin_close_when_done = False
+        self._rx = bytearray()
+        self._tx = bytearray()
+        self.chan_closed = False
+        self.exit_info: dict | None = None  # from the zygote: status, cpu_s, rss_kb, killed
+        self.fatal: Stop | None = None  # the first Stop raised, even if test code swallowed it
+        self.ended = False
+        self._poll = select.poll()
+        self._fds: dict[int, str] = {}
+        for fd in (stdout_r, stderr_r):
+            os.set_blocking(fd, False)
+            self._register(fd, "out", _READ)
+        chan.setblocking(False)
+        self._register(chan.fileno(), "chan", _READ)
+        self._register(ctrl.fileno(), "ctrl", _READ)
+        os.set_blocking(stdin_w, False)
+
+    # -- registration ----------------------------------------------------------------------------
+    def _register(self, fd: int, kind: str, events: int) -> None:
+        self._fds[fd] = kind
+        self._poll.register(fd, events)
+
+    def _unregister(self, fd: int) -> None:
+        if fd in self._fds:
+            del self._fds[fd]
+            self._poll.unregister(fd)
+
+    # -- public ----------------------------------------------------------------------------------
+    def feed_stdin(self, data: bytes) -> None:
+        """Queue `data` for the child's stdin, then close it."""
+        self._stdin_pending = data
+        self._stdin_close_when_done = True
+        if self._stdin_w is not None:
+            self._register(self._stdin_w, "stdin", select.POLLOUT | select.POLLERR)
+            if not data:
+                self._close_stdin()
+
+    def send(self, body: bytes) -> None:
+        """Queue one frame for the child; it goes out while the session pumps."""
+        self._tx += _LEN.pack(len(body)) + body
+        if not self.chan_closed:
+            self._poll.modify(self.chan.fileno(), _READ | select.POLLOUT)
+
+    def request(self, body: bytes) -> bytes:
+        """Send one frame and return the child's next frame."""
+        self.send(body)
+        return self.receive()
+
+    def saw_frame(self, value: object) -> bool:
+        """Whether the child sent a frame encoding `value` that nobody has taken yet."""
+        while True:
+            try:
+                frame = self._take_frame()
+            except Stop:
+                return False
+            if frame is None:
+                return False
+            try:
+                if plain_data.decode(frame) == value:
+                    return True
+            except (plain_data.DecodeError, RecursionError):
+                continue
+
+    def receive(self) -> bytes:
+        """The child's next frame; Stop if it dies, over-sizes, or the deadline passes."""
+        while True:
+            frame = self._take_frame()
+            if frame is not None:
+                return frame
+            if self.chan_closed:
+                self._await_exit(grace_s=0.5)
+                raise self._stop(*self._classify_death("the candidate process ended during the call"))
+            self._pump_once()
+
+    def wait_exit(self) -> None:
+        """Pump I/O until the child process has exited (program mode)."""
+        while self.exit_info is None:
+            self._pump_once()
+
+    def stop(self, status: Status, message: str) -> Stop:
+        return self._stop(status, message)
+
+    def end(self, *, grace_s: float = 5.0) -> None:
+        """Kill everything the sample started (via the zygote), collect its exit and remaining output."""
+        if self.ended:
+            return
+        self.ended = True
+        wire.send_control(self.ctrl, {"op": "end"})
+        limit = time.monotonic() + grace_s
+        done = None
+        while done is None:
+            ready, _, _ = select.select([self.ctrl], [], [], wire.remaining(limit))
+            if not ready:
+                raise ZygoteLost("the zygote did not confirm the end of a sample")
+            message, fds = wire.recv_control(self.ctrl)
+            for fd in fds:
+                os.close(fd)
+            if message.get("op") == "exited":
+                self.exit_info = message
+            elif message.get("op") == "done":
+                done = message
+        if self.exit_info is None or done.get("killed") is False:
+            self.exit_info = done
+        # Every writer is dead now: whatever is left in the pipes is the complete output.
+        for fd, kind in list(self._fds.items()):
+            if kind == "out":
+                self._drain(fd, final=True)
+        self.close()
+
+    def close(self) -> None:
+        for fd, kind in list(self._fds.items()):
+            self._unregister(fd)
+            if kind in ("out", "stdin"):
+                _close_quietly(fd)
+        for fd in list(self._out_buf):
+            _close_quietly(fd)
+        if self._stdin_w is not None:
+            _close_quietly(self._stdin_w)
+            self._stdin_w = None
+        self.chan.close()
+
+    @property
+    def output_exceeded(self) -> bool:
+        return any(total > self.limits.max_output_bytes for total in self._out_total.values())
+
+    # -- internals -------------------------------------------------------------------------------
+    def _stop(self, status: Status, message: str) -> Stop:
+        stop = Stop(status, message)
+        if self.fatal is None:
+            self.fatal = stop
+        return stop
+
+    def _take_frame(self) -> bytes | None:
+        if len(self._rx) < 4:
+            return None
+        (n,) = _LEN.unpack_from(self._rx)
+        cap = self.limits.max_value_bytes + _REPLY_OVERHEAD
+        if n > cap:
+            raise self._stop(Status.ERROR, f"the candidate sent a reply of {n} bytes, over the {cap}-byte cap")
+        if len(self._rx) < 4 + n:
+            return None
+        frame = bytes(self._rx[4:4 + n])
+        del self._rx[:4 + n]
+        return frame
+
+    def _pump_once(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self._stop(Status.TIMEOUT, f"wall-clock limit of {self.limits.timeout_s:g}s exceeded")
+        try:
+            events = self._poll.poll(max(1, int(left * 1000)))
+        except InterruptedError:
+            return
+        for fd, event in events:
+            kind = self._fds.get(fd)
+            if kind == "out":
+                self._drain(fd)
+            elif kind == "chan":
+                self._chan_io(event)
+            elif kind == "ctrl":
+                self._ctrl_message()
+            elif kind == "stdin":
+                self._write_stdin()
+        if self.output_exceeded:
+            raise self._stop(Status.OUTPUT_LIMIT,
+                             f"output exceeded the {self.limits.max_output_bytes}-byte limit")
+
+    def _drain(self, fd: int, final: bool = False) -> None:
+        buf = self._out_buf[fd]
+        cap = self.limits.max_output_bytes
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._unregister(fd)
+                return
+            self._out_total[fd] += len(chunk)
+            room = cap - len(buf)
+            if room > 0:
+                buf += chunk[:room]
+            if not final and self._out_total[fd] > cap:
+                return
+
+    def _chan_io(self, event: int) -> None:
+        if event & select.POLLOUT and self._tx:
+            try:
+                sent = self.chan.send(self._tx)
+                del self._tx[:sent]
+            except BlockingIOError:
+                pass
+            except OSError:
+                self._tx.clear()
+            if not self._tx:
+                self._poll.modify(self.chan.fileno(), _READ)
+        if event & (select.POLLIN | select.POLLHUP | select.POLLERR):
+            while True:
+                try:
+                    chunk = self.chan.recv(1 << 20)
+                except BlockingIOError:
+                    break
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    self.chan_closed = True
+                    self._unregister(self.chan.fileno())
+                    break
+                self._rx += chunk
+                if len(self._rx) > self.limits.max_value_bytes + 2 * _REPLY_OVERHEAD:
+                    self._take_frame()  # raises Stop for an oversize announced length
+                    break
+
+    def _ctrl_message(self) -> None:
+        message, fds = wire.recv_control(self.ctrl)
+        for fd in fds:
+            os.close(fd)
+        if message.get("op") == "exited":
+            self.exit_info = message
+
+    def _write_stdin(self) -> None:
+        if self._stdin_w is None:
+            return
+        try:
+            written = os.write(self._stdin_w, self._stdin_pending[:1 << 16])
+            self._stdin_pending = self._stdin_pending[written:]
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.EBADF):
+                raise
+            self._stdin_pending = b""
+        if not self._stdin_pending and self._stdin_close_when_done:
+            self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        if self._stdin_w is not None:
+            self._unregister(self._stdin_w)
+            _close_quietly(self._stdin_w)
+            self._stdin_w = None
+
+    def _await_exit(self, grace_s: float) -> None:
+        limit = min(self.deadline, time.monotonic() + grace_s)
+        while self.exit_info is None and time.monotonic() < limit:
+            ready, _, _ = select.select([self.ctrl], [], [], wire.remaining(limit))
+            if ready:
+                self._ctrl_message()
+
+    def _classify_death(self, what: str) -> tuple[Status, str]:
+        return classify_exit(self.exit_info, self.limits, what)
+
+
+class ZygoteLost(RuntimeError):
+    """The zygote stopped answering; the judge restarts it."""
+
+
+def classify_exit(info: dict | None, limits: Limits, what: str) -> tuple[Status, str]:
+    """Status for a child that ended on its own, from what the zygote (not the child) observed."""
+    if info is None:
+        return Status.ERROR, what
+    status = info.get("status")
+    cpu = info.get("cpu_s") or 0.0
+    rss_mb = (info.get("rss_kb") or 0) / 1024
+    if status == -signal.SIGXCPU or (status == -signal.SIGKILL and cpu >= limits.effective_cpu_s):
+        return Status.TIMEOUT, f"CPU time limit of {limits.effective_cpu_s}s exceeded"
+    if status is not None and status < 0 and rss_mb >= 0.9 * limits.memory_mb:
+        return Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded"
+    if status is not None and status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return Status.ERROR, f"{what}: killed by {name}"
+    return Status.ERROR, f"{what}: exit status {status}"
+
+
+def _close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)

@@ -1,0 +1,252 @@
+"""The SandboxFusion-compatible service, over real HTTP on a loopback port, with the real pool.
+
+VERL's own sandbox_fusion client (verl.utils.reward_score.sandbox_fusion) calling this server is the
+compatibility proof: what it sends must be accepted and what we answer must parse to the verdicts it
+would get from SandboxFusion.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+import uvicorn
+
+from coding_framework.sandbox import Limits, SandboxPool, Status, Verdict
+from coding_framework.sandbox.http_service import create_app, to_response
+
+RUN_TIMEOUT = 5
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def url():
+    pool = SandboxPool(workers=2)
+    app = create_app(pool, max_run_timeout_s=30)
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        pool.close()
+
+
+def _run(url: str, **body) -> dict:
+    body = {"language": "python", "run_timeout": RUN_TIMEOUT, **body}
+    response = httpx.post(f"{url}/run_code", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_health_and_ping(url):
+    assert httpx.get(f"{url}/health").json() == {"status": "ok"}
+    assert httpx.get(f"{url}/v1/ping").json() == "pong"
+
+
+def test_success_reports_stdout_and_exit_code(url):
+    out = _run(url, code="print('hello')\nimport sys; print('warn', file=sys.stderr)")
+    assert out["status"] == "Success" and out["message"] == ""
+    run = out["run_result"]
+    assert (run["status"], run["return_code"], run["stdout"], run["stderr"]) == (
+        "Finished",
+        0,
+        "hello\n",
+        "warn\n",
+    )
+    assert 0 < run["execution_time"] < RUN_TIMEOUT
+    assert out["compile_result"] is None and out["files"] == {}
+
+
+def test_stdin_is_fed(url):
+    out = _run(url, code="a, b = map(int, input().split())\nprint(a * b)", stdin="6 7\n")
+    assert out["run_result"]["stdout"] == "42\n"
+
+
+def test_nonzero_exit_is_failed_with_its_code(url):
+    out = _run(url, code="import sys\nprint('x')\nsys.exit(3)")
+    assert out["status"] == "Failed"
+    assert (out["run_result"]["status"], out["run_result"]["return_code"]) == ("Finished", 3)
+
+
+def test_exception_is_failed_with_traceback_on_stderr(url):
+    out = _run(url, code="1 / 0")
+    assert out["status"] == "Failed"
+    assert out["run_result"]["status"] == "Finished"
+    assert out["run_result"]["return_code"] not in (0, None)
+    assert "ZeroDivisionError" in out["run_result"]["stderr"]
+
+
+def test_time_limit(url):
+    start = time.monotonic()
+    out = _run(url, code="while True:\n    pass", run_timeout=1)
+    assert time.monotonic() - start < 10
+    assert out["status"] == "Failed"
+    assert out["run_result"]["status"] == "TimeLimitExceeded"
+
+
+def test_memory_limit_is_honoured(url):
+    code = "x = bytearray(400 * 1024 * 1024)\nprint('allocated')"
+    assert _run(url, code=code, memory_limit_MB=2048)["status"] == "Success"
+    limited = _run(url, code=code, memory_limit_MB=128)
+    assert limited["status"] == "Failed"
+    assert "allocated" not in (limited["run_result"]["stdout"] or "")
+
+
+def test_program_runs_as_main(url):
+    # VERL's function-call wrapper only prints under `if __name__ == '__main__'`.
+    out = _run(url, code="if __name__ == '__main__':\n    print('main')")
+    assert out["run_result"]["stdout"] == "main\n"
+
+
+def test_unsupported_language_is_a_sandbox_error(url):
+    out = _run(url, code="int main(){}", language="cpp")
+    assert out["status"] == "SandboxError"
+    assert "cpp" in out["message"]
+
+
+def test_files_are_refused_not_ignored(url):
+    out = _run(url, code="print(open('a.txt').read())", files={"a.txt": "aGk="})
+    assert out["status"] == "SandboxError" and "files" in out["message"]
+
+
+def test_unknown_fields_are_ignored(url):
+    assert _run(url, code="print(1)", some_future_field=True)["status"] == "Success"
+
+
+def test_bad_requests_are_422(url):
+    assert httpx.post(f"{url}/run_code", json={"language": "python"}).status_code == 422
+    assert (
+        httpx.post(f"{url}/run_code", json={"code": "1", "language": "python", "run_timeout": 0}).status_code
+        == 422
+    )
+    over = httpx.post(f"{url}/run_code", json={"code": "1", "language": "python", "run_timeout": 31})
+    assert over.status_code == 422 and "cap" in over.text
+
+
+def test_concurrent_requests(url):
+    codes = [f"print({i} * {i})" for i in range(12)]
+    with ThreadPoolExecutor(6) as ex:
+        outs = list(ex.map(lambda c: _run(url, code=c), codes))
+    assert [o["run_result"]["stdout"] for o in outs] == [f"{i * i}\n" for i in range(12)]
+
+
+# --- VERL's own client ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def verl_sf():
+    from verl.utils.reward_score import sandbox_fusion
+    from verl.utils.reward_score.sandbox_fusion import utils
+
+    return sandbox_fusion, utils
+
+
+def test_verl_call_sandbox_api(url, verl_sf):
+    _, utils = verl_sf
+    response, error = utils.call_sandbox_api(
+        sandbox_fusion_url=f"{url}/run_code", code="print(input()[::-1])", stdin="abc\n",
+        compile_timeout=5, run_timeout=5, memory_limit_mb=1024, language="python",
+    )  # fmt: skip
+    assert error is None
+    assert response["status"] == "Success"
+    assert response["run_result"]["stdout"] == "cba\n"
+
+
+def test_verl_check_correctness_stdin_cases(url, verl_sf):
+    _, utils = verl_sf
+    in_outs = {"inputs": ["1 2\n", "10 20\n", "2 2\n"], "outputs": ["3\n", "30\n", "4\n"]}
+    right = "a, b = map(int, input().split())\nprint(a + b)"
+    wrong = "a, b = map(int, input().split())\nprint(a * b)"
+    results, meta = utils.check_correctness(f"{url}/run_code", in_outs, right, timeout=5)
+    assert results == [True, True, True], meta
+    results, _ = utils.check_correctness(f"{url}/run_code", in_outs, wrong, timeout=5)
+    assert results == [False, False, True]  # 2 * 2 == 2 + 2
+
+
+def test_verl_check_correctness_error_codes(url, verl_sf):
+    _, utils = verl_sf
+    in_outs = {"inputs": ["1\n"], "outputs": ["1\n"]}
+    crash, meta = utils.check_correctness(f"{url}/run_code", in_outs, "raise ValueError('no')", timeout=5)
+    assert crash == [-2] and meta[0]["status"] == "runtime_error"
+    hang, meta = utils.check_correctness(f"{url}/run_code", in_outs, "while True:\n    pass", timeout=1)
+    assert hang == [-3] and meta[0]["status"] == "timeout"
+
+
+def test_verl_function_call_wrapper(url, verl_sf):
+    _, utils = verl_sf
+    in_outs = {"fn_name": "add", "inputs": ["1\n2", "[1]\n[2, 3]"], "outputs": ["3", "[1, 2, 3]"]}
+    results, meta = utils.check_correctness(
+        f"{url}/run_code", in_outs, "def add(a, b):\n    return a + b", timeout=5
+    )
+    assert results == [True, True], meta
+
+
+def test_verl_assert_cases(url, verl_sf):
+    _, utils = verl_sf
+    cases = {
+        "inputs": ["", ""],
+        "outputs": [None, None],
+        "assert_case": ["assert f(2) == 4", "assert f(3) == 10"],
+    }
+    results, _ = utils.check_correctness(f"{url}/run_code", cases, "def f(x):\n    return x * x", timeout=5)
+    assert results == [True, -2]  # the failing assert exits non-zero: VERL calls that a runtime error
+
+
+def test_verl_compute_score(url, verl_sf):
+    sandbox_fusion, _ = verl_sf
+    completion = "Here you go:\n```python\nn = int(input())\nprint(n * 2)\n```"
+    tests = {"inputs": ["2\n", "21\n"], "outputs": ["4\n", "42\n"]}
+    score, _ = sandbox_fusion.compute_score(f"{url}/run_code", None, 1024, completion, tests)
+    assert score == 1.0
+    half, _ = sandbox_fusion.compute_score(
+        f"{url}/run_code", None, 1024, completion, {**tests, "outputs": ["4\n", "0\n"]}
+    )
+    assert half == 0.5
+
+
+# --- mapping, every status -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", list(Status))
+def test_every_status_maps_to_the_protocol(status):
+    rc = {Status.PASSED: 0, Status.TIMEOUT: -9, Status.MEMORY: -9, Status.SANDBOX_ERROR: None}.get(status, 1)
+    resp = to_response(
+        Verdict(status=status, message="m", duration_s=0.5, stdout="o", stderr="e", return_code=rc)
+    )
+    expected_top = {Status.PASSED: "Success", Status.SANDBOX_ERROR: "SandboxError"}.get(status, "Failed")
+    expected_run = {Status.TIMEOUT: "TimeLimitExceeded", Status.SANDBOX_ERROR: "Error"}.get(
+        status, "Finished"
+    )
+    assert resp.status == expected_top
+    assert resp.run_result.status == expected_run
+    assert (resp.run_result.stdout, resp.run_result.return_code, resp.run_result.execution_time) == (
+        "o",
+        rc,
+        0.5,
+    )
+
+
+def test_app_owns_its_pool_when_none_is_given():
+    from fastapi.testclient import TestClient
+
+    with TestClient(create_app(workers=1, limits=Limits(timeout_s=5))) as client:
+        assert client.get("/health").json() == {"status": "ok"}
+        out = client.post("/run_code", json={"code": "print(2 + 2)", "language": "python"}).json()
+        assert out["status"] == "Success" and out["run_result"]["stdout"] == "4\n"
