@@ -34,7 +34,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def console_buffer() -> tuple[Console, io.StringIO]:
     buffer = io.StringIO()
-    return Console(file=buffer, width=200, color_system=None, force_terminal=False), buffer
+    return Console(file=buffer, width=60, color_system=None, force_terminal=False), buffer
 
 
 @pytest.fixture

@@ -78,7 +78,8 @@ class ConsoleSink(Sink):
         resumed = f", resuming after step {resumed_after}" if resumed_after is not None else ""
         self.console.print(
             Text.assemble(("run ", "dim"), (self._run_name, "bold"), f" → {run_dir}{resumed}",
-                          ("  [" + ", ".join(sinks) + "]", "dim"))
+                          ("  [" + ", ".join(sinks) + "]", "dim")),
+            soft_wrap=True,
         )
 
     def log_metrics(self, metrics: Mapping[str, float], step: int) -> None:
@@ -86,12 +87,14 @@ class ConsoleSink(Sink):
             return
         line = format_step_line(step, metrics, self._chosen)
         if line is not None:
-            self.console.print(line)
+            # soft_wrap: one step is one line in a log file too, whatever width rich guesses.
+            self.console.print(line, soft_wrap=True)
 
     def close(self, status: RunStatus) -> None:
         style = "green" if status == "FINISHED" else "red"
         self.console.print(
-            Text.assemble(("run ", "dim"), (self._run_name, "bold"), " ", (status.lower(), style))
+            Text.assemble(("run ", "dim"), (self._run_name, "bold"), " ", (status.lower(), style)),
+            soft_wrap=True,
         )
 
 

@@ -94,7 +94,7 @@ class RunLogger(AbstractContextManager["RunLogger"]):
         )
         self.disabled: dict[str, str] = {}
         """Sinks that were switched off (could not start in "auto" mode, or failed later) → why."""
-        self._state = RunState(self.run_dir)
+        self._state = RunState(self.run_dir, load=config.resume)
         self._lock = threading.RLock()
         self._sinks: list[Sink] = []
         self._closed = False

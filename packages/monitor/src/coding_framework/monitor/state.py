@@ -19,11 +19,12 @@ STATE_FILE = "monitor_state.json"
 class RunState:
     """A small JSON object in `<run_dir>/monitor_state.json`, one key per sink, written atomically."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, *, load: bool = True) -> None:
+        """`load`: read the existing file (resuming); otherwise start empty and overwrite it."""
         self.path = Path(run_dir) / STATE_FILE
         self._lock = threading.Lock()
         self._data: dict[str, Any] = {}
-        if self.path.exists():
+        if load and self.path.exists():
             try:
                 loaded = json.loads(self.path.read_text())
             except json.JSONDecodeError as exc:
