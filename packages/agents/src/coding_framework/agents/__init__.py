@@ -1,0 +1,99 @@
+"""The coding environment for RL: problems, a problem generator, rewards, a reviewer and episodes.
+
+See README.md for the guarantees; every name below is public API.
+"""
+
+from coding_framework.agents.curriculum import (
+    CurriculumConfig,
+    CurriculumSampler,
+    GeneratedSource,
+    PoolSource,
+    ProblemSource,
+)
+from coding_framework.agents.datasets import (
+    build_heldout_set,
+    build_starter_set,
+    check_disjoint,
+    load_heldout_set,
+    load_starter_set,
+)
+from coding_framework.agents.episode import (
+    Episode,
+    EpisodeConfig,
+    Segment,
+    Turn,
+    feedback_text,
+    run_episode,
+    run_episodes,
+)
+from coding_framework.agents.execution import CaseResult, case_jobs, suite_job
+from coding_framework.agents.extraction import Extraction, extract_code, syntax_error_of
+from coding_framework.agents.families import FAMILIES, LEVELS
+from coding_framework.agents.generator import generate_problem, iter_problems, problem_split, split_of
+from coding_framework.agents.lint import Finding, LintConfig, lint_programs
+from coding_framework.agents.problems import (
+    Problem,
+    ProblemFormatError,
+    TestCase,
+    parse_problems,
+    read_problems,
+    write_problems,
+)
+from coding_framework.agents.reviewer import Reviewer, ReviewRequest, RuleBasedReviewer
+from coding_framework.agents.rewards import REWARDS, Reward, RewardConfig, composite, get_reward
+from coding_framework.agents.scoring import Attempt, Executor, Score, measure, run_cases, score_completions
+
+__all__ = [
+    "FAMILIES",
+    "LEVELS",
+    "REWARDS",
+    "Attempt",
+    "CaseResult",
+    "CurriculumConfig",
+    "CurriculumSampler",
+    "Episode",
+    "EpisodeConfig",
+    "Executor",
+    "Extraction",
+    "Finding",
+    "GeneratedSource",
+    "LintConfig",
+    "PoolSource",
+    "Problem",
+    "ProblemFormatError",
+    "ProblemSource",
+    "ReviewRequest",
+    "Reviewer",
+    "Reward",
+    "RewardConfig",
+    "RuleBasedReviewer",
+    "Score",
+    "Segment",
+    "TestCase",
+    "Turn",
+    "build_heldout_set",
+    "build_starter_set",
+    "case_jobs",
+    "check_disjoint",
+    "composite",
+    "extract_code",
+    "feedback_text",
+    "generate_problem",
+    "get_reward",
+    "iter_problems",
+    "lint_programs",
+    "load_heldout_set",
+    "load_starter_set",
+    "measure",
+    "parse_problems",
+    "problem_split",
+    "read_problems",
+    "run_cases",
+    "run_episode",
+    "run_episodes",
+    "score_completions",
+    "split_of",
+    "suite_job",
+    "syntax_error_of",
+    "write_problems",
+]
