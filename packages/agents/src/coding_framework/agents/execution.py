@@ -152,7 +152,7 @@ class CaseResult:
             return f"{call} passed"
         if status is Status.FAILED:
             # The sandbox reports "<assert statement>  # <its message>"; our message says it all.
-            detail = message.partition("  # ")[2] or message
+            detail = _clean(self.verdict.message.partition("  # ")[2]) or message
             return detail or f"{call} returned a wrong value"
         if status is Status.ERROR:
             return f"{call} raised {message}" if message else f"{call} raised an error"

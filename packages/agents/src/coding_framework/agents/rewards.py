@@ -13,8 +13,9 @@ Every reward reads an `Attempt` (what the sandbox and the linter measured about 
 
 `style` and `efficiency` are quality rewards: with `gate_quality=True` (default) they are 0 unless
 every hidden test passes, so clean-but-wrong or fast-but-wrong code earns nothing for its style.
-The composite is `clip(sum(w_i * r_i) / norm, clip_min, clip_max)`, with norm = 1 or the sum of the
-positive weights (`normalize="positive_weights"`, which maps a perfect attempt to 1).
+The composite is `clip(sum(w_i * r_i) / norm, clip_min, clip_max)`, with norm = 1, or with
+`normalize="positive_weights"` the best possible weighted sum (sum of w_i * max r_i over positive
+weights: penalties, whose best is 0, do not count), which maps a perfect attempt to 1.
 """
 
 from __future__ import annotations
@@ -88,8 +89,9 @@ class RewardConfig:
             raise ValueError(f"RewardConfig.hidden_jobs={self.hidden_jobs!r}: use 'counted' or 'per_case'")
         if self.normalize not in ("none", "positive_weights"):
             raise ValueError(f"RewardConfig.normalize={self.normalize!r}: use 'none' or 'positive_weights'")
-        if self.normalize == "positive_weights" and not any(w > 0 for _, w in pairs):
-            raise ValueError("RewardConfig.normalize='positive_weights' needs at least one positive weight")
+        if self.normalize == "positive_weights" and best_total(pairs) <= 0:
+            raise ValueError("RewardConfig.normalize='positive_weights' needs a positive weight on a reward "
+                             "that is not a penalty (correctness, correctness_all, style or efficiency)")
         for name in ("style_penalty_per_finding", "no_code_penalty", "syntax_error_penalty"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
@@ -135,6 +137,8 @@ class Reward:
     reproducible: bool = True
     quality: bool = False
     """Gated on full correctness when RewardConfig.gate_quality."""
+    best: float = 1.0
+    """The largest value the reward takes (0 for penalties)."""
 
     def __call__(self, attempt: Attempt, config: RewardConfig) -> float:
         if self.quality and config.gate_quality and not attempt.all_passed:
@@ -186,9 +190,14 @@ REWARDS: dict[str, Reward] = {
         Reward("correctness_all", correctness_all, frozenset({"hidden"})),
         Reward("style", style, frozenset({"lint"}), quality=True),
         Reward("efficiency", efficiency, frozenset({"timing"}), reproducible=False, quality=True),
-        Reward("format", format_penalty, frozenset()),
+        Reward("format", format_penalty, frozenset(), best=0.0),
     )
 }
+
+
+def best_total(weights: tuple[tuple[str, float], ...]) -> float:
+    """The largest weighted sum a perfect attempt can reach: sum of w * best over positive weights."""
+    return sum(w * get_reward(name).best for name, w in weights if w > 0)
 
 
 def get_reward(name: str) -> Reward:
@@ -204,5 +213,5 @@ def composite(attempt: Attempt, config: RewardConfig) -> tuple[float, dict[str, 
     components = {name: get_reward(name)(attempt, config) for name, _ in config.weights}
     total = sum(weight * components[name] for name, weight in config.weights)
     if config.normalize == "positive_weights":
-        total /= sum(w for _, w in config.weights if w > 0)
+        total /= best_total(config.weights)
     return min(config.clip_max, max(config.clip_min, total)), components
