@@ -7,9 +7,11 @@ would get from SandboxFusion.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -28,10 +30,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def url():
-    pool = SandboxPool(workers=2)
-    app = create_app(pool, max_run_timeout_s=30)
+@contextlib.contextmanager
+def _serving(app) -> Iterator[str]:
+    """Run `app` under a real uvicorn server on a free loopback port; yields its base URL."""
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -45,7 +46,12 @@ def url():
     finally:
         server.should_exit = True
         thread.join(timeout=30)
-        pool.close()
+
+
+@pytest.fixture(scope="module")
+def url():
+    with SandboxPool(workers=2) as pool, _serving(create_app(pool, max_run_timeout_s=30)) as base:
+        yield base
 
 
 def _run(url: str, **body) -> dict:
@@ -244,9 +250,7 @@ def test_every_status_maps_to_the_protocol(status):
 
 
 def test_app_owns_its_pool_when_none_is_given():
-    from fastapi.testclient import TestClient
-
-    with TestClient(create_app(workers=1, limits=Limits(timeout_s=5))) as client:
-        assert client.get("/health").json() == {"status": "ok"}
-        out = client.post("/run_code", json={"code": "print(2 + 2)", "language": "python"}).json()
+    with _serving(create_app(workers=1, limits=Limits(timeout_s=5))) as base:
+        assert httpx.get(f"{base}/health").json() == {"status": "ok"}
+        out = _run(base, code="print(2 + 2)")
         assert out["status"] == "Success" and out["run_result"]["stdout"] == "4\n"
