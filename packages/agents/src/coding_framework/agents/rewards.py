@@ -9,7 +9,7 @@ Every reward reads an `Attempt` (what the sandbox and the linter measured about 
 | correctness_all   | {0, 1}  | 1 iff every hidden test passes                                | yes          |
 | style             | [0, 1]  | 1 - per_finding * ruff findings, floored at 0                 | yes          |
 | efficiency        | [0, 1]  | min(1, tolerance * reference / candidate sandbox CPU time)    | NO: timing   |
-| format            | [-1, 0] | -no_code_penalty without code, -syntax_error_penalty if broken| yes          |
+| format            | <= 0    | -no_code_penalty without code, -syntax_error_penalty if broken| yes          |
 
 `style` and `efficiency` are quality rewards: with `gate_quality=True` (default) they are 0 unless
 every hidden test passes, so clean-but-wrong or fast-but-wrong code earns nothing for its style.
