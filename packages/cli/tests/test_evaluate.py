@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,6 +78,55 @@ def test_explicit_output_and_problem_file(tmp_path):
     assert result.exit_code == 0, result.output
     assert [r["passed"] for r in _read_jsonl(out)] == [True]
     assert json.loads((tmp_path / "res" / "r_summary.json").read_text())["pass_at_k"] == {"pass@1": 1.0}
+
+
+def test_timeout_option_and_gzip_samples(tmp_path):
+    rows = [
+        {"task_id": "HumanEval/0", "completion": "    while True:\n        pass\n"},
+        {"task_id": "HumanEval/0", "completion": PROBLEMS["HumanEval/0"].canonical_solution},
+    ]
+    samples = tmp_path / "s.jsonl.gz"
+    samples.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    start = time.monotonic()
+    result = _invoke("--samples", str(samples), "--timeout", "1", "--k", "1", "--workers", "1")
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - start < 30
+    out = _read_jsonl(tmp_path / "s.jsonl.gz_results.jsonl")
+    assert [(r["status"], r["result"]) for r in out] == [("timeout", "timed out"), ("passed", "passed")]
+
+
+class FakeDegradedPool:
+    """Stands in for a SandboxPool on a host without namespaces: warns, then judges every job passed."""
+
+    def __init__(self, workers=None, limits=None):
+        import warnings
+
+        from coding_framework.sandbox import SandboxDegradedWarning
+
+        warnings.warn(
+            "sandbox isolation is DEGRADED on this host: missing pid_namespace",
+            SandboxDegradedWarning,
+            stacklevel=2,
+        )
+
+    def run_many(self, jobs):
+        from coding_framework.sandbox import Status, Verdict
+
+        return [Verdict(status=Status.PASSED) for _ in jobs]
+
+    def close(self):
+        pass
+
+
+def test_degraded_sandbox_is_one_warning_line(tmp_path, monkeypatch):
+    import coding_framework.evals.runner as runner
+
+    monkeypatch.setattr(runner, "SandboxPool", FakeDegradedPool)
+    samples = _write_samples(tmp_path / "s.jsonl", [{"task_id": "HumanEval/0", "completion": ""}])
+    result = _invoke("--samples", str(samples), "--k", "1")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if "DEGRADED" in line]
+    assert lines == ["warning: sandbox isolation is DEGRADED on this host: missing pid_namespace"]
 
 
 def _one_line_error(result) -> str:

@@ -6,6 +6,7 @@ here), and every input problem it reports becomes a one-line message and a non-z
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,10 @@ def parse_ks(text: str) -> tuple[int, ...]:
 def _check_ks(text: str) -> str:
     parse_ks(text)
     return text
+
+
+def _warn(message: str) -> None:
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold yellow]warning:[/] {message}")
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -75,7 +80,7 @@ def evaluate(
     """Run samples against a benchmark's tests in the sandbox; write per-sample results and pass@k."""
     # Imported here so that `coding-framework --version` does not load the sandbox.
     from coding_framework.evals import EvalConfig, EvalError, evaluate_file
-    from coding_framework.sandbox import SandboxStartError
+    from coding_framework.sandbox import SandboxDegradedWarning, SandboxStartError
 
     ks = parse_ks(k)
     try:
@@ -88,7 +93,15 @@ def evaluate(
             workers=workers,
             timeout_s=timeout,
         )
-        evaluation = evaluate_file(config)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SandboxDegradedWarning)
+            evaluation = evaluate_file(config)
+        # A degraded sandbox is said once, on one line, rather than as a Python warning with source.
+        for warning in caught:
+            if issubclass(warning.category, SandboxDegradedWarning):
+                _warn(str(warning.message))
+            else:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     except (EvalError, ValueError) as exc:
         raise _fail(str(exc), EXIT_BAD_INPUT) from None
     except SandboxStartError as exc:
