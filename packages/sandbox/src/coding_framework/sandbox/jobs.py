@@ -45,7 +45,8 @@ class FunctionCallJob:
         for name in ("program", "entry_point", "test", "setup"):
             _require_str("FunctionCallJob", name, getattr(self, name))
         if not self.entry_point.isidentifier() or keyword.iskeyword(self.entry_point):
-            raise ValueError(f"FunctionCallJob.entry_point must be a Python identifier, got {self.entry_point!r}")
+            raise ValueError(
+                f"FunctionCallJob.entry_point must be a Python identifier, got {self.entry_point!r}")
         _require_limits("FunctionCallJob", self.limits)
 
 

@@ -1,8 +1,9 @@
 """The judge: one trusted worker process per core. It owns a zygote, starts one sandboxed child per
 job, runs the trusted side of the job (tests, comparisons) and decides the verdict.
 
-Run as `python -c "from coding_framework.sandbox.judge import main; main()" FD`; FD is a stream socket to the pool carrying
-length-prefixed JSON: the config first, then one job per frame, answered by one verdict per frame.
+Run as `python -c "from coding_framework.sandbox.judge import main; main()" FD`; FD is a stream
+socket to the pool carrying length-prefixed JSON: the config first, then one job per frame, answered
+by one verdict per frame.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -129,10 +131,8 @@ class Zygote:
             self.ctrl.close()
             self.ctrl = None
         if self.proc is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()  # the inner zygote dies with it (parent-death signal)
-            except ProcessLookupError:
-                pass
             self.proc.wait()
             self.proc = None
 
@@ -167,7 +167,7 @@ class Judge:
             elif kind == "program":
                 result = self._run_program(job, limits, started)
             elif kind == "unittest":
-                from coding_framework.sandbox.unittest_harness import run_unittest_job
+                from coding_framework.sandbox.unittest_checks import run_unittest_job
 
                 result = run_unittest_job(self, job, limits, started)
             else:
@@ -205,13 +205,13 @@ class Judge:
                 namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
                 alarm.arm(deadline)
                 try:
-                    exec(compile(job.get("setup", ""), "<setup>", "exec"), namespace)
+                    exec(_compiled(job.get("setup", ""), "<setup>"), namespace)
                 except Exception as exc:
-                    raise SandboxUsageError(f"the setup code raised {describe(type(exc).__name__, str(exc))}") \
-                        from exc
+                    what = describe(type(exc).__name__, str(exc))
+                    raise SandboxUsageError(f"the setup code raised {what}") from exc
                 proxy = CandidateProxy(session, job["entry_point"])
                 namespace["candidate"] = namespace[job["entry_point"]] = proxy
-                exec(compile(job["test"], "<test>", "exec"), namespace)
+                exec(_compiled(job["test"], "<test>"), namespace)
                 check = namespace.get("check")
                 if callable(check):
                     check(proxy)
@@ -240,7 +240,7 @@ class Judge:
         if session.output_exceeded:
             status = Status.OUTPUT_LIMIT
             message = f"output exceeded the {limits.max_output_bytes}-byte limit"
-        return _result(session, status, message, started)
+        return make_result(session, status, message, started)
 
     # -- stdin/stdout programs -------------------------------------------------------------------
     def _run_program(self, job: dict, limits: Limits, started: float) -> dict:
@@ -259,7 +259,8 @@ class Judge:
         code = info.get("status")
         if status is None:
             if session.output_exceeded:
-                status, message = Status.OUTPUT_LIMIT, f"output exceeded the {limits.max_output_bytes}-byte limit"
+                status = Status.OUTPUT_LIMIT
+                message = f"output exceeded the {limits.max_output_bytes}-byte limit"
             elif session.saw_frame(("memory",)):
                 status, message = Status.MEMORY, "MemoryError"
             elif code is None or code < 0:
@@ -270,12 +271,18 @@ class Judge:
                 status = Status.PASSED
             else:
                 status, message = compare_output(bytes(session.stdout), job["expected_stdout"])
-        result = _result(session, status, message, started)
+        result = make_result(session, status, message, started)
         result["return_code"] = code if not info.get("killed") else None
         return result
 
 
-def _result(session: ChildSession, status: Status, message: str, started: float) -> dict:
+@functools.lru_cache(maxsize=512)
+def _compiled(source: str, filename: str):
+    """Trusted code compiled once: the G samples of an RL group, or n samples of an eval, share tests."""
+    return compile(source, filename, "exec")
+
+
+def make_result(session: ChildSession, status: Status, message: str, started: float) -> dict:
     info = session.exit_info or {}
     return {
         "status": status.value, "message": "" if status is Status.PASSED else message,

@@ -27,7 +27,8 @@ class Language:
 LANGUAGES: dict[str, Language] = {
     "python": Language("python", "main.py", implemented=True),
     "cpp": Language("cpp", "main.cpp", ("g++", "-O2", "-std=c++17", "-o", "{bin}", "{src}"), ("{bin}",)),
-    "java": Language("java", "Main.java", ("javac", "-d", "{dir}", "{src}"), ("java", "-cp", "{dir}", "Main")),
+    "java": Language("java", "Main.java", ("javac", "-d", "{dir}", "{src}"),
+                     ("java", "-cp", "{dir}", "Main")),
     "go": Language("go", "main.go", ("go", "build", "-o", "{bin}", "{src}"), ("{bin}",)),
     "rust": Language("rust", "main.rs", ("rustc", "-O", "-o", "{bin}", "{src}"), ("{bin}",)),
 }

@@ -62,7 +62,8 @@ def _unpack(session: ChildSession, reply: object):
     op = reply[0]
     if op == "ok" and len(reply) == 2:
         return reply[1]
-    if op == "raise" and len(reply) == 5 and all(type(x) is str for x in reply[1:4]) and type(reply[4]) is tuple:
+    well_formed = len(reply) == 5 and all(type(x) is str for x in reply[1:4]) and type(reply[4]) is tuple
+    if op == "raise" and well_formed:
         _, name, message, kind, args = reply
         if name == "MemoryError":
             raise session.stop(Status.MEMORY, describe("MemoryError", message))

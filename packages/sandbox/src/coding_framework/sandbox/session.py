@@ -37,8 +37,8 @@ class Stop(BaseException):
 class ChildSession:
     """I/O with one sandboxed child. Every wait is bounded by `deadline` (time.monotonic())."""
 
-    def __init__(self, *, ctrl: socket.socket, chan: socket.socket, stdin_w: int, stdout_r: int, stderr_r: int,
-                 limits: Limits, deadline: float):
+    def __init__(self, *, ctrl: socket.socket, chan: socket.socket, stdin_w: int, stdout_r: int,
+                 stderr_r: int, limits: Limits, deadline: float):
         self.ctrl = ctrl
         self.chan = chan
         self.limits = limits
@@ -188,7 +188,8 @@ class ChildSession:
         (n,) = _LEN.unpack_from(self._rx)
         cap = self.limits.max_value_bytes + _REPLY_OVERHEAD
         if n > cap:
-            raise self._stop(Status.ERROR, f"the candidate sent a reply of {n} bytes, over the {cap}-byte cap")
+            raise self._stop(Status.ERROR,
+                             f"the candidate sent a reply of {n} bytes, over the {cap}-byte cap")
         if len(self._rx) < 4 + n:
             return None
         frame = bytes(self._rx[4:4 + n])

@@ -1,0 +1,146 @@
+"""The trusted side of unittest jobs: static checks, expected ids, canary, report verification.
+
+See unittest_harness for the threat model of running tests inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import hmac
+import secrets
+import time
+
+from coding_framework.sandbox import plain_data
+from coding_framework.sandbox.limits import Limits
+from coding_framework.sandbox.session import Stop
+from coding_framework.sandbox.unittest_harness import KEY_BYTES, mac
+from coding_framework.sandbox.verdict import Status
+
+# Names, attributes or imports by which a program could reach or fake the harness.
+FORBIDDEN_NAMES = frozenset({
+    "unittest", "TestCase", "TestResult", "TextTestResult", "TestSuite", "TestLoader", "_getframe",
+    "f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
+    "gc", "inspect", "ctypes", "builtins", "__builtins__", "atexit", "excepthook", "settrace",
+    "setprofile", "_exit", "dup2", "modules", "__subclasses__", "__globals__", "__closure__",
+    "cell_contents", "unittest_harness", "coding_framework", "_current_frames", "faulthandler",
+    "tracemalloc", "pdb", "bdb", "importlib", "__import__", "sys_modules", "__code__", "__dict__",
+})
+# Called by bare name, these run code the static check cannot see.
+FORBIDDEN_CALLS = frozenset({"exec", "eval", "compile", "globals", "vars", "breakpoint", "open_code"})
+FORBIDDEN_STRINGS = ("/proc/self", "/proc/1", "/dev/fd", "unittest", "coding_framework")
+
+
+def static_violations(program: str) -> list[str]:
+    """What in `program` could tamper with the harness (sorted, empty when clean)."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return []  # reported as the candidate's SyntaxError when it runs
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (node.id in FORBIDDEN_NAMES or node.id in FORBIDDEN_CALLS):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_NAMES:
+            found.add(node.attr)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] + ([node.module] if getattr(node, "module", None) else [])
+            for name in names:
+                if name in FORBIDDEN_NAMES or name.split(".")[0] in FORBIDDEN_NAMES:
+                    found.add(name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(repr(needle) for needle in FORBIDDEN_STRINGS if needle in node.value)
+    return sorted(found)
+
+
+def expected_test_ids(test_source: str) -> list[str]:
+    """`Class.test_method` for every TestCase class of the trusted test source (raises SyntaxError)."""
+    ids = []
+    for node in ast.parse(test_source).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        if not any(ast.unparse(base).endswith("TestCase") for base in node.bases):
+            continue
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name.startswith("test"):
+                ids.append(f"{node.name}.{item.name}")
+    return ids
+
+
+def canary_source(name: str) -> str:
+    """A test class that must fail; the harness appends it to the suite under a random name."""
+    return (f"\n\nclass {name}(__import__('unittest').TestCase):\n"
+            f"    def test_must_fail(self):\n        self.fail('canary')\n")
+
+
+def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
+    """Static checks, key, expected ids; then collect, verify and judge the child's reports."""
+    from coding_framework.sandbox.judge import make_result
+
+    def early(status: Status, message: str) -> dict:
+        return {"status": status.value, "message": message, "duration_s": time.monotonic() - started}
+
+    try:
+        expected = expected_test_ids(job["test"])
+    except SyntaxError as exc:
+        return early(Status.SANDBOX_ERROR, f"the unittest source does not compile: {exc}")
+    if not expected:
+        return early(Status.SANDBOX_ERROR, "the unittest source defines no TestCase test methods")
+    violations = static_violations(job["program"])
+    if violations:
+        return early(Status.ERROR, f"the program touches the test harness: {', '.join(violations)}")
+    key = secrets.token_bytes(KEY_BYTES)
+    canary = f"CfCanary{secrets.token_hex(8)}"
+    session = judge.zygote.start_child("unittest", limits, started + limits.timeout_s)
+    reports: dict[str, tuple[str, str]] = {}
+    status, message, problem = None, "", None
+    try:
+        session.send(key)
+        session.send(plain_data.encode(("unittest", job["program"], job["test"], job["module_name"],
+                                        canary_source(canary)), max_bytes=1 << 30))
+        problem = _collect(session, key, reports)
+        if isinstance(problem, tuple):
+            status, message = problem
+            problem = None
+    except Stop as stop:
+        status, message = stop.status, stop.message
+    finally:
+        session.end()
+    if status is None:
+        status, message = _decide(expected, reports, canary, problem)
+    return make_result(session, status, message, started)
+
+
+def _collect(session, key: bytes, reports: dict) -> str | tuple | None:
+    """Read reports until <done>; a str is a tampering finding, a tuple a (status, message)."""
+    seq = 0
+    while True:
+        try:
+            op, got_seq, test_id, outcome, text, tag = plain_data.decode(session.receive(), max_depth=4)
+        except (plain_data.DecodeError, ValueError, TypeError):
+            return "a malformed report"
+        if (op != "report" or got_seq != seq or type(tag) is not bytes or type(test_id) is not str
+                or type(outcome) is not str or not hmac.compare_digest(tag, mac(key, seq, test_id, outcome))):
+            return "a report failed authentication (forged or out of order)"
+        seq += 1
+        if test_id == "<done>":
+            return None
+        if test_id == "<load>":
+            return Status.ERROR, str(text)
+        if reports.get(test_id, ("pass",))[0] == "pass":  # a failed subtest keeps its test failed
+            reports[test_id] = (outcome, str(text))
+
+
+def _decide(expected: list[str], reports: dict, canary: str, problem: str | None) -> tuple[Status, str]:
+    if problem is not None:
+        return Status.ERROR, f"harness tampering detected: {problem}"
+    canary_outcome = reports.pop(f"{canary}.test_must_fail", ("missing", ""))[0]
+    if canary_outcome != "fail":
+        return Status.ERROR, f"harness tampering detected: the canary test reported {canary_outcome}"
+    for test_id in expected:
+        outcome, text = reports.get(test_id, ("missing", ""))
+        if outcome == "missing":
+            return Status.ERROR, f"{test_id} did not report"
+        if outcome != "pass":
+            last = text.strip().splitlines()[-1] if text.strip() else ""
+            return (Status.FAILED if outcome == "fail" else Status.ERROR), f"{test_id} {outcome}: {last}"
+    return Status.PASSED, ""

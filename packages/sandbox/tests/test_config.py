@@ -1,0 +1,60 @@
+"""Limits, jobs and the language table reject bad input with messages that say what to do."""
+
+from __future__ import annotations
+
+import pytest
+
+from coding_framework.sandbox import FunctionCallJob, Limits, ProgramJob, Status, UnittestJob, Verdict
+from coding_framework.sandbox.languages import LANGUAGES, get_language
+
+
+def test_limits_defaults_are_sane():
+    limits = Limits()
+    assert limits.timeout_s > 0 and limits.memory_mb >= 256 and limits.max_output_bytes >= 1 << 16
+    assert limits.effective_cpu_s == 10
+    assert Limits(timeout_s=2.5).effective_cpu_s == 3
+    assert Limits(cpu_s=1.2).effective_cpu_s == 2
+    assert Limits.from_dict(limits.to_dict()) == limits
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"timeout_s": 0}, "timeout_s"), ({"timeout_s": float("inf")}, "finite"), ({"memory_mb": 10}, "64 MiB"),
+    ({"max_processes": 1}, "max_processes"), ({"max_output_bytes": -1}, "max_output_bytes"),
+    ({"timeout_s": "5"}, "number"), ({"max_value_depth": 10_000}, "500"), ({"memory_mb": True}, "number"),
+])
+def test_limits_validation(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        Limits(**kwargs)
+
+
+def test_limits_from_dict_rejects_unknown_fields():
+    with pytest.raises(ValueError, match="unknown Limits fields"):
+        Limits.from_dict({"timeout": 1})
+
+
+def test_job_validation():
+    with pytest.raises(ValueError, match="identifier"):
+        FunctionCallJob(program="", entry_point="not valid", test="")
+    with pytest.raises(TypeError, match="str"):
+        FunctionCallJob(program=None, entry_point="f", test="")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Limits"):
+        ProgramJob(program="", limits={"timeout_s": 1})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not implemented yet"):
+        ProgramJob(program="int main(){}", language="cpp")
+    with pytest.raises(ValueError, match="unknown language"):
+        ProgramJob(program="", language="cobol")
+    with pytest.raises(ValueError, match="identifier"):
+        UnittestJob(program="", test="", module_name="a-b")
+
+
+def test_language_table_has_python_implemented_and_compiled_rows_shaped():
+    assert get_language("python").implemented
+    for name in ("cpp", "java", "go", "rust"):
+        assert LANGUAGES[name].compile_argv and LANGUAGES[name].run_argv
+
+
+def test_verdict_round_trip_and_passed():
+    verdict = Verdict(Status.FAILED, "assert f(1) == 2", 0.5, "out", "err", None, 0.01, 12.0)
+    assert Verdict.from_dict(verdict.to_dict()) == verdict
+    assert not verdict.passed and Verdict(Status.PASSED).passed
+    assert Status("output_limit") is Status.OUTPUT_LIMIT and Status.PASSED == "passed"

@@ -1,0 +1,134 @@
+"""Function-call jobs: the trusted test sees the candidate only through plain-data calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from coding_framework.sandbox import FunctionCallJob, Limits, Status
+
+
+def job(program: str, test: str, entry_point: str = "f", **kwargs) -> FunctionCallJob:
+    return FunctionCallJob(program=program, entry_point=entry_point, test=test, **kwargs)
+
+
+def test_humaneval_style_check_and_failing_assertion_message(pool):
+    ok, bad = pool.run_many([
+        job("def f(x):\n    return x * 2\n", "def check(candidate):\n    assert candidate(2) == 4\n"),
+        job("def f(x):\n    return x * 2\n",
+            "def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(3) == 7, 'three'\n"),
+    ])
+    assert ok.status is Status.PASSED and ok.message == ""
+    assert bad.status is Status.FAILED
+    assert bad.message == "assert candidate(3) == 7, 'three'  # three"
+
+
+def test_mbpp_style_asserts_call_the_function_by_name(pool):
+    test = "assert add(1, 2) == 3\nassert add(a=1, b=1) == 2\n"
+    verdict = pool.run(job("def add(a, b):\n    return a + b\n", test, entry_point="add"))
+    assert verdict.status is Status.PASSED
+
+
+def test_setup_helpers_are_trusted_copies(pool):
+    # HumanEval/38-style: the test uses a helper from the prompt; the candidate's copy is irrelevant.
+    setup = "def encode(s):\n    return s[::-1]\n\ndef decode(s):\n    pass\n"
+    program = "def encode(s):\n    return 'forged'\n\ndef decode(s):\n    return s[::-1]\n"
+    test = "def check(candidate):\n    assert candidate(encode('abc')) == 'abc'\n"
+    assert pool.run(job(program, test, entry_point="decode", setup=setup)).status is Status.PASSED
+
+
+def test_exact_types_survive_the_channel(pool):
+    test = ("assert f((1, 2)) == (1, 2) and type(f((1, 2))) is tuple\n"
+            "assert f([1, 2]) == [1, 2] and type(f([1, 2])) is list\n"
+            "assert f(True) is True and f(1) is not True\n"
+            "assert f(float('inf')) == float('inf')\n"
+            "import math\nassert math.isnan(f(float('nan')))\n"
+            "assert f({'a': {1, 2}}) == {'a': {1, 2}}\n"
+            "assert f(2 ** 100) == 2 ** 100\n")
+    assert pool.run(job("def f(x):\n    return x\n", test)).status is Status.PASSED
+
+
+def test_tuple_versus_list_is_a_failure_like_in_process(pool):
+    verdict = pool.run(job("def f():\n    return [1, 2]\n", "assert f() == (1, 2)\n"))
+    assert verdict.status is Status.FAILED
+
+
+def test_candidate_builtin_exceptions_reach_the_test_with_their_type(pool):
+    test = ("try:\n    f(0)\nexcept ZeroDivisionError as e:\n    assert 'division' in str(e)\n"
+            "else:\n    raise AssertionError('no exception')\n"
+            "try:\n    f(-1)\nexcept KeyError as e:\n    assert e.args == ('k',)\n")
+    program = "def f(x):\n    if x < 0:\n        raise KeyError('k')\n    return 1 / x\n"
+    assert pool.run(job(program, test)).status is Status.PASSED
+
+
+def test_uncaught_candidate_exception_is_an_error_with_type_and_message(pool):
+    verdict = pool.run(job("def f():\n    raise ValueError('bad input')\n", "assert f() == 1\n"))
+    assert verdict.status is Status.ERROR and verdict.message == "ValueError: bad input"
+    program = "class Oops(Exception):\n    pass\ndef f():\n    raise Oops('x')\n"
+    custom = pool.run(job(program, "assert f() == 1\n"))
+    assert custom.status is Status.ERROR and custom.message == "Oops: x"
+
+
+def test_program_that_does_not_load_or_lacks_the_entry_point(pool):
+    syntax, missing, raises = pool.run_many([
+        job("def f(:\n", "assert f() == 1\n"),
+        job("def g():\n    return 1\n", "assert f() == 1\n"),
+        job("raise RuntimeError('at import')\n", "assert f() == 1\n"),
+    ])
+    assert syntax.status is Status.ERROR and syntax.message.startswith("SyntaxError")
+    assert missing.status is Status.ERROR and "'f' is not defined" in missing.message
+    assert raises.status is Status.ERROR and raises.message == "RuntimeError: at import"
+
+
+def test_main_guard_does_not_run(pool):
+    program = "def f():\n    return 1\nif __name__ == '__main__':\n    raise SystemExit(3)\n"
+    assert pool.run(job(program, "assert f() == 1\n")).status is Status.PASSED
+
+
+def test_printing_code_passes_and_output_is_captured(pool):
+    program = "def f(x):\n    print('debug', x)\n    return x\n"
+    verdict = pool.run(job(program, "assert f(1) == 1\nassert f(2) == 2\n"))
+    assert verdict.status is Status.PASSED
+    assert verdict.stdout == "debug 1\ndebug 2\n"
+
+
+def test_slow_but_within_limit_passes(pool):
+    program = "import time\ndef f():\n    time.sleep(0.6)\n    return 1\n"
+    verdict = pool.run(job(program, "assert f() == 1\n", limits=Limits(timeout_s=3)))
+    assert verdict.status is Status.PASSED and 0.6 <= verdict.duration_s < 3
+
+
+def test_network_probe_that_fails_to_connect_still_passes(pool):
+    program = ("import socket\ndef f():\n    try:\n"
+               "        socket.create_connection(('1.1.1.1', 80), timeout=1)\n"
+               "        return 'online'\n    except OSError:\n        return 'offline'\n")
+    assert pool.run(job(program, "assert f() == 'offline'\n")).status is Status.PASSED
+
+
+def test_generators_cross_as_fresh_iterators(pool):
+    program = "def f(n):\n    return (i * i for i in range(n))\n"
+    assert pool.run(job(program, "assert list(f(3)) == [0, 1, 4]\n")).status is Status.PASSED
+
+
+def test_unsendable_argument_is_a_sandbox_error(pool):
+    verdict = pool.run(job("def f(g):\n    return g(1)\n", "assert f(lambda x: x) == 1\n"))
+    assert verdict.status is Status.SANDBOX_ERROR and "cannot send" in verdict.message
+
+
+def test_broken_trusted_code_is_a_sandbox_error_not_the_candidates(pool):
+    verdict = pool.run(job("def f():\n    return 1\n", "assert f( == 1\n"))
+    assert verdict.status is Status.SANDBOX_ERROR and "does not compile" in verdict.message
+    setup = pool.run(job("def f():\n    return 1\n", "assert f() == 1\n", setup="raise ImportError('x')\n"))
+    assert setup.status is Status.SANDBOX_ERROR and "setup" in setup.message
+
+
+def test_run_many_keeps_input_order(pool):
+    jobs = [job(f"def f():\n    return {i}\n", f"assert f() == {i if i % 3 else -1}\n") for i in range(12)]
+    statuses = [v.status for v in pool.run_many(jobs)]
+    assert statuses == [Status.PASSED if i % 3 else Status.FAILED for i in range(12)]
+
+
+@pytest.mark.parametrize("timeout", [1.0])
+def test_trusted_test_that_loops_forever_times_out(pool, timeout):
+    looping = job("def f():\n    return 1\n", "while f() == 1:\n    pass\n", limits=Limits(timeout_s=timeout))
+    verdict = pool.run(looping)
+    assert verdict.status is Status.TIMEOUT and verdict.duration_s < timeout + 2

@@ -1,0 +1,104 @@
+"""The plain-data encoding: exact round trips, and rejection of everything that is not plain data."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from coding_framework.sandbox.plain_data import DecodeError, EncodeError, decode, encode
+
+scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
+hashables = st.recursive(scalars, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3),
+                         max_leaves=8)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(hashables, inner, max_size=3) | st.sets(hashables, max_size=3),
+    max_leaves=20,
+)
+
+
+def same(a, b) -> bool:
+    """Equal AND of identical types all the way down (1 == True == 1.0 would hide a type change)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return a == b
+
+
+@given(values)
+def test_round_trip_keeps_values_and_exact_types(value):
+    assert same(decode(encode(value)), value)
+
+
+def test_special_values_survive():
+    data = (True, 1, 1.0, float("inf"), -float("inf"), [1, (2,)], (), [], {}, b"\x00", "é\ud800", 2**200,
+            -(2**70), complex(1, -2), range(1, 10, 3), frozenset({1}), {(1, 2): None})
+    back = decode(encode(data))
+    assert same(back, data)
+    assert math.isnan(decode(encode(float("nan"))))
+    assert back[0] is True and type(back[1]) is int
+
+
+def test_iterators_are_drained_into_fresh_iterators():
+    back = decode(encode(x * x for x in range(4)))
+    assert not isinstance(back, list)
+    assert list(back) == [0, 1, 4, 9]
+
+
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+
+class SneakyInt(int):
+    def __eq__(self, other):
+        return True
+
+
+@pytest.mark.parametrize("value", [AlwaysEqual(), SneakyInt(3), [1, SneakyInt(2)], {"k": AlwaysEqual()},
+                                   type("S", (str,), {})("x"), type("L", (list,), {})(), object(), len])
+def test_non_plain_values_are_refused(value):
+    with pytest.raises(EncodeError, match="cannot cross"):
+        encode(value)
+
+
+def test_caps_on_depth_and_size():
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(EncodeError, match="deeper"):
+        encode(deep, max_depth=100)
+    with pytest.raises(EncodeError, match="larger"):
+        encode("x" * 1000, max_bytes=100)
+    shared = [0]
+    for _ in range(40):  # 2**40 leaves by aliasing, in a few hundred bytes of memory
+        shared = [shared, shared]
+    with pytest.raises(EncodeError, match="larger"):
+        encode(shared, max_bytes=1 << 16, max_depth=100)
+
+
+@pytest.mark.parametrize("payload", [
+    pickle.dumps({"a": 1}),                      # a pickle is not our encoding
+    b"l\x00\x00\x00\x05N",                      # count larger than the bytes left
+    encode(1) + b"N",                            # trailing bytes
+    b"i\xff\xff\xff\xff",                        # oversize int length
+    b"s\x00\x00\x00\x02\xff\xfe",               # invalid UTF-8
+    b"S\x00\x00\x00\x01l\x00\x00\x00\x00",      # unhashable set element
+    b"d\x00\x00\x00\x01l\x00\x00\x00\x00N",     # unhashable dict key
+    b"r" + encode(1) + encode(2) + encode(0),    # range with step 0
+    b"",
+    b"l\x00\x00\x00\x01" * 300 + b"N",         # deeper than the cap
+])
+def test_malformed_or_foreign_bytes_are_rejected(payload):
+    with pytest.raises(DecodeError):
+        decode(payload, max_depth=100)
