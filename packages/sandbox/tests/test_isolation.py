@@ -1,0 +1,152 @@
+"""Each isolation layer, observed from inside the sandbox and from the host."""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import os
+import warnings
+
+import pytest
+from conftest import GOOD, assert_pool_healthy
+
+from coding_framework.sandbox import (
+    Limits,
+    ProgramJob,
+    SandboxDegradedWarning,
+    SandboxPool,
+    SandboxStartError,
+    Status,
+)
+
+
+def probe(pool, code: str, **kwargs):
+    """Run `code` as a program; its last stdout line is a Python literal it computed inside."""
+    verdict = pool.run(ProgramJob(program=code, **kwargs))
+    assert verdict.status is Status.PASSED, verdict
+    return ast.literal_eval(verdict.stdout.strip().splitlines()[-1])
+
+
+def test_report_lists_every_layer_as_active(pool):
+    report = pool.isolation_report()
+    assert report.fully_isolated, report.summary()
+    assert report.missing == ()
+    assert report.details["root"]["proc"] is True
+
+
+def test_network_namespace_is_empty(pool):
+    interfaces = probe(pool, "import socket\nprint(sorted(n for _, n in socket.if_nameindex()))")
+    assert interfaces == ["lo"]
+    flags = probe(pool, "import fcntl, socket, struct\ns = socket.socket()\n"
+                        "req = struct.pack('16sh', b'lo', 0)\n"
+                        "print(struct.unpack('16sh', fcntl.ioctl(s, 0x8913, req))[1])")  # SIOCGIFFLAGS
+    assert flags & 1 == 0  # IFF_UP clear: not even loopback works inside
+
+
+def test_pid_namespace_shows_only_the_sandbox(pool):
+    pids = probe(pool, "import os\nprint([os.getpid(), os.getppid(), "
+                       "sorted(int(p) for p in os.listdir('/proc') if p.isdigit())])")
+    own, parent, visible = pids
+    assert parent == 1 and set(visible) <= {1, own} and own != os.getpid()
+
+
+def test_mount_namespace_root_is_read_only_and_work_dir_private(pool):
+    result = probe(pool, "import os\nout = {}\n"
+                         "for p in ('/usr/owned', '/etc/owned', '/owned'):\n"
+                         "    try:\n        open(p, 'w')\n        out[p] = 'written'\n"
+                         "    except OSError as e:\n        out[p] = e.errno\n"
+                         "open('/tmp/ok', 'w').write('x')\nout['cwd'] = os.getcwd()\n"
+                         "out['tmp'] = sorted(os.listdir('/tmp'))\nprint(out)")
+    import errno
+
+    assert {result[p] for p in ("/usr/owned", "/etc/owned", "/owned")} <= {errno.EROFS, errno.EACCES}
+    assert result["cwd"] == "/tmp" and result["tmp"] == ["ok"]
+    # The next sample starts with an empty work dir.
+    assert probe(pool, "import os\nprint(sorted(os.listdir('/tmp')))") == []
+
+
+def test_host_paths_outside_the_allow_list_do_not_exist(pool):
+    missing = probe(pool, "import os\nprint([p for p in ('/root/.bashrc', '/work/main/packages', '/home', "
+                          "'/var', '/etc/shadow', '/etc/hostname', '/run') if not os.path.exists(p)])")
+    assert set(missing) >= {"/work/main/packages", "/etc/shadow", "/var", "/run"}
+    assert all(os.path.exists(p) for p in missing)  # they do exist on the host
+
+
+def test_ipc_and_uts_namespaces(pool):
+    hostname = probe(pool, "import socket\nprint(repr(socket.gethostname()))")
+    assert hostname == "sandbox" and os.uname().nodename != "sandbox"
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmid = libc.shmget(0, 4096, 0o600 | 0o1000)  # IPC_PRIVATE, IPC_CREAT: a host SysV segment
+    assert shmid >= 0
+    try:
+        with open("/proc/sysvipc/shm") as fh:
+            assert len(fh.read().splitlines()) >= 2
+        lines = probe(pool, "print(len(open('/proc/sysvipc/shm').read().splitlines()))")
+        assert lines == 1  # the header only: the host's segments are not in this IPC namespace
+    finally:
+        libc.shmctl(shmid, 0, None)  # IPC_RMID
+
+
+def test_candidate_is_unprivileged(pool):
+    uid, caps, dumpable = probe(pool, "import os, ctypes\ncaps = [l for l in open('/proc/self/status') "
+                                      "if l.startswith('CapEff')][0].split()[1]\n"
+                                      "print([os.getuid(), caps, ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)])")
+    assert uid == 65534 and int(caps, 16) == 0 and dumpable == 0
+
+
+def test_environment_is_scrubbed(pool):
+    env = probe(pool, "import os\nprint(dict(os.environ))")
+    assert set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "USER", "LOGNAME", "OMP_NUM_THREADS",
+                        "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MPLBACKEND", "PYTHONDONTWRITEBYTECODE",
+                        "PYTHONIOENCODING"}
+    assert env["HOME"] == "/tmp"
+
+
+def test_rlimits_are_applied(pool):
+    limits = Limits(timeout_s=3, memory_mb=300, max_processes=7, max_open_files=33, max_file_bytes=12345)
+    got = probe(pool, "import resource as r\nprint({n: r.getrlimit(getattr(r, n)) for n in "
+                      "('RLIMIT_CPU', 'RLIMIT_AS', 'RLIMIT_NPROC', 'RLIMIT_NOFILE', 'RLIMIT_FSIZE', "
+                      "'RLIMIT_CORE')})",
+                limits=limits)
+    assert got["RLIMIT_CPU"] == (3, 4) and got["RLIMIT_AS"] == (300 << 20, 300 << 20)
+    assert got["RLIMIT_NPROC"] == (7, 7) and got["RLIMIT_NOFILE"] == (33, 33)
+    assert got["RLIMIT_FSIZE"] == (12345, 12345) and got["RLIMIT_CORE"] == (0, 0)
+
+
+def test_file_size_limit_stops_big_writes(pool):
+    verdict = pool.run(ProgramJob(program="open('/tmp/big', 'wb').write(b'x' * 100000)\n",
+                                  limits=Limits(max_file_bytes=1000)))
+    assert verdict.status is Status.ERROR and "File too large" in verdict.stderr
+
+
+def test_process_limit_stops_a_fork_loop_quickly(pool):
+    code = ("import os\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n            import time\n"
+            "            time.sleep(30)\n        n += 1\nexcept OSError:\n    pass\nprint(n)")
+    forked = probe(pool, code, limits=Limits(max_processes=8, timeout_s=5))
+    assert 1 <= forked <= 8
+
+
+def test_cpu_limit_ends_a_busy_loop_even_with_a_long_wall_limit(pool):
+    verdict = pool.run(ProgramJob(program="while True:\n    pass\n", limits=Limits(timeout_s=8, cpu_s=1)))
+    assert verdict.status is Status.TIMEOUT and verdict.duration_s < 6
+    assert "CPU" in verdict.message
+
+
+def test_degraded_host_warns_loudly_and_reports_what_is_missing():
+    with pytest.warns(SandboxDegradedWarning, match="DEGRADED") as caught:  # noqa: SIM117
+        with SandboxPool(workers=1, use_namespaces=False) as degraded:
+            report = degraded.isolation_report()
+            assert degraded.run(GOOD).passed
+    assert {"network_namespace", "pid_namespace", "mount_namespace"} <= set(report.missing)
+    assert "network_namespace" in str(caught[0].message)
+
+
+def test_required_isolation_refuses_to_start_when_degraded():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(SandboxStartError, match="require_isolation"):
+            SandboxPool(workers=1, use_namespaces=False, require_isolation=True)
+
+
+def test_pool_survives_everything_above(pool):
+    assert_pool_healthy(pool)

@@ -1,0 +1,69 @@
+"""stdin/stdout programs: the trusted side feeds stdin and compares the whole output."""
+
+from __future__ import annotations
+
+from coding_framework.sandbox import Limits, ProgramJob, Status
+
+SUM = "import sys\nprint(sum(map(int, sys.stdin.read().split())))\n"
+
+
+def test_output_compared_token_wise(pool):
+    right, spaced, wrong, short = pool.run_many([
+        ProgramJob(program=SUM, stdin="1 2 3\n", expected_stdout="6"),
+        ProgramJob(program="print(' 1 ', '2')\nprint()\nprint(3)\n", expected_stdout="1 2\n3\n"),
+        ProgramJob(program=SUM, stdin="1 2 3\n", expected_stdout="7"),
+        ProgramJob(program="print(1)\n", expected_stdout="1 2"),
+    ])
+    assert right.status is Status.PASSED and right.stdout == "6\n" and right.return_code == 0
+    assert spaced.status is Status.PASSED
+    assert wrong.status is Status.FAILED and "expected '7'" in wrong.message
+    assert short.status is Status.FAILED and "1 tokens, expected 2" in short.message
+
+
+def test_raw_mode_reports_exit_code_and_streams(pool):
+    ok, exits, crash = pool.run_many([
+        ProgramJob(program="import sys\nprint('out')\nprint('err', file=sys.stderr)\n"),
+        ProgramJob(program="import sys\nsys.exit(3)\n"),
+        ProgramJob(program="x = 1\nraise ValueError('boom')\n"),
+    ])
+    assert ok.status is Status.PASSED and ok.return_code == 0
+    assert ok.stdout == "out\n" and ok.stderr == "err\n"
+    assert exits.status is Status.ERROR and exits.return_code == 3 and exits.message == "exit status 3"
+    assert crash.status is Status.ERROR and crash.return_code == 1
+    assert 'File "main.py", line 2' in crash.stderr and "raise ValueError('boom')" in crash.stderr
+    assert "coding_framework" not in crash.stderr  # the harness's own frames are not shown
+    assert crash.message == "exit status 1: ValueError: boom"
+
+
+def test_nonzero_exit_fails_even_with_right_output(pool):
+    verdict = pool.run(ProgramJob(program="print(6)\nraise SystemExit(1)\n", expected_stdout="6"))
+    assert verdict.status is Status.ERROR and verdict.return_code == 1
+
+
+def test_program_runs_as_main_with_input_and_atexit(pool):
+    program = ("import atexit\natexit.register(lambda: print('bye'))\n"
+               "if __name__ == '__main__':\n    name = input()\n    print('hi', name)\n")
+    verdict = pool.run(ProgramJob(program=program, stdin="ann\n", expected_stdout="hi ann bye"))
+    assert verdict.status is Status.PASSED
+
+
+def test_large_stdin_and_stdout_stream_without_deadlock(pool):
+    n = 200_000
+    stdin = "\n".join(str(i) for i in range(n)) + "\n"
+    program = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n"
+    verdict = pool.run(ProgramJob(program=program, stdin=stdin, expected_stdout=stdin,
+                                  limits=Limits(max_output_bytes=4 << 20)))
+    assert verdict.status is Status.PASSED and len(verdict.stdout) == len(stdin)
+
+
+def test_program_threads_are_joined_like_the_interpreter_does(pool):
+    program = ("import threading, time\n"
+               "def late():\n    time.sleep(0.2)\n    print('late')\n"
+               "threading.Thread(target=late).start()\nprint('early')\n")
+    verdict = pool.run(ProgramJob(program=program, expected_stdout="early late"))
+    assert verdict.status is Status.PASSED
+
+
+def test_memory_error_in_a_program_is_memory(pool):
+    verdict = pool.run(ProgramJob(program="x = ' ' * (1 << 33)\n", limits=Limits(memory_mb=256)))
+    assert verdict.status is Status.MEMORY and verdict.return_code == 1

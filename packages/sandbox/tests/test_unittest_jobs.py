@@ -1,0 +1,70 @@
+"""Unittest jobs (BigCodeBench-style): every expected test must report a pass through the harness."""
+
+from __future__ import annotations
+
+from coding_framework.sandbox import ProgramJob, Status, UnittestJob
+from coding_framework.sandbox.unittest_checks import expected_test_ids, static_violations
+
+TEST = '''
+import os
+import unittest
+from unittest.mock import patch
+
+class TestCases(unittest.TestCase):
+    def test_value(self):
+        self.assertEqual(task_func(2), 4)
+
+    def test_with_mock(self):
+        with patch("os.getcwd", return_value="/mocked"):
+            self.assertEqual(task_func(3), 6)
+
+    def test_module_import(self):
+        from solution import task_func as imported
+        self.assertIs(imported, task_func)
+'''
+
+
+def test_expected_ids_come_from_the_trusted_source():
+    assert expected_test_ids(TEST) == ["TestCases.test_value", "TestCases.test_with_mock",
+                                       "TestCases.test_module_import"]
+
+
+def test_static_check_flags_harness_access_and_allows_ordinary_code():
+    ordinary = "import os, json\ndef task_func(x):\n    return os.path.join('a', str(x))\n"
+    assert static_violations(ordinary) == []
+    assert "unittest" in static_violations("import unittest\n")
+    assert "_getframe" in static_violations("import sys\nsys._getframe(1)\n")
+    assert "gc" in static_violations("import gc\n")
+    assert "exec" in static_violations("exec('x = 1')\n")
+    assert "'/proc/self'" in static_violations("open('/proc/self/mem')\n")
+
+
+def test_correct_solution_passes_and_wrong_one_fails_with_the_test_named(pool):
+    right = pool.run(UnittestJob(program="def task_func(x):\n    return 2 * x\n", test=TEST))
+    wrong = pool.run(UnittestJob(program="def task_func(x):\n    return x + 2\n", test=TEST))
+    assert right.status is Status.PASSED, right
+    assert wrong.status is Status.FAILED and wrong.message.startswith("TestCases.test_with_mock fail")
+    assert "5 != 6" in wrong.message
+
+
+def test_errors_and_load_failures(pool):
+    raises = pool.run(UnittestJob(program="def task_func(x):\n    raise KeyError(x)\n", test=TEST))
+    broken = pool.run(UnittestJob(program="def task_func(:\n", test=TEST))
+    assert raises.status is Status.ERROR and "KeyError" in raises.message
+    assert broken.status is Status.ERROR and broken.message.startswith("SyntaxError")
+
+
+def test_a_test_that_never_reports_is_an_error(pool):
+    program = "import os\ndef task_func(x):\n    os.kill(os.getpid(), 9)\n"
+    verdict = pool.run(UnittestJob(program=program, test=TEST))
+    assert verdict.status is Status.ERROR and not verdict.passed
+
+
+def test_bad_test_sources_are_sandbox_errors(pool):
+    none = pool.run(UnittestJob(program="x = 1\n", test="def test_x():\n    pass\n"))
+    broken = pool.run(UnittestJob(program="x = 1\n", test="class T(unittest.TestCase:\n"))
+    assert none.status is Status.SANDBOX_ERROR and broken.status is Status.SANDBOX_ERROR
+
+
+def test_unittest_and_program_jobs_share_the_pool(pool):
+    assert pool.run(ProgramJob(program="print(1)", expected_stdout="1")).passed
