@@ -113,6 +113,17 @@ def test_rlimits_are_applied(pool):
     assert got["RLIMIT_FSIZE"] == (12345, 12345) and got["RLIMIT_CORE"] == (0, 0)
 
 
+def test_cgroup_caps_the_memory_of_all_processes_together(pool):
+    # Each process stays under its own RLIMIT_AS; together they exceed the sample's memory limit.
+    program = ("import os, time\n"
+               "for _ in range(6):\n    if os.fork() == 0:\n        x = bytearray(100 << 20)\n"
+               "        for i in range(0, len(x), 4096):\n            x[i] = 1\n        time.sleep(10)\n"
+               "time.sleep(10)\n")
+    verdict = pool.run(ProgramJob(program=program, limits=Limits(memory_mb=160, timeout_s=2)))
+    assert pool.isolation_report().layers["cgroup_limits"]
+    assert verdict.status is Status.MEMORY and "OOM-killed" in verdict.message
+
+
 def test_file_size_limit_stops_big_writes(pool):
     verdict = pool.run(ProgramJob(program="open('/tmp/big', 'wb').write(b'x' * 100000)\n",
                                   limits=Limits(max_file_bytes=1000)))

@@ -25,6 +25,7 @@ import traceback
 
 from coding_framework.sandbox import child as child_module
 from coding_framework.sandbox import plain_data, wire
+from coding_framework.sandbox.cgroups import WorkerCgroup
 from coding_framework.sandbox.isolation import SANDBOX_UID
 from coding_framework.sandbox.limits import Limits
 from coding_framework.sandbox.proxy import CandidateError, CandidateProxy, SandboxUsageError, describe
@@ -50,6 +51,8 @@ class Zygote:
         self.ctrl: socket.socket | None = None
         self.report: dict = {}
         self.workdir: str | None = None
+        name = config.get("cgroup_name")
+        self.cgroup = WorkerCgroup.create(name) if name else None
 
     def start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -63,6 +66,11 @@ class Zygote:
         )
         theirs.close()
         self.ctrl = ours
+        if self.cgroup is not None:
+            try:
+                self.cgroup.add(self.proc.pid)  # before it forks the inner zygote, which inherits it
+            except OSError:
+                self.cgroup = None
         config = {**self.config, "workdir": self.workdir}
         wire.send_control(ours, config)
         try:
@@ -79,6 +87,7 @@ class Zygote:
         report = ready["report"]
         report["child_uid"] = uid
         report["user_namespace"] = message.get("user_namespace", False)
+        report["cgroup"] = f"v{self.cgroup.version}" if self.cgroup is not None else None
         self.report = report
 
     def _map_ids(self, message: dict) -> int | None:
@@ -103,6 +112,8 @@ class Zygote:
         return None  # only one uid exists inside: the child stays uid 0 and drops every capability
 
     def start_child(self, mode: str, limits: Limits, deadline: float) -> ChildSession:
+        if self.cgroup is not None:
+            self.cgroup.set_limits(limits.memory_mb, limits.max_processes)
         chan, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         in_r, in_w = os.pipe2(os.O_CLOEXEC)
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
@@ -140,8 +151,14 @@ class Zygote:
         self.stop()
         self.start()
 
+    def oom_kills(self) -> int:
+        """The cgroup's OOM-kill count (0 without a cgroup): a signal the candidate cannot forge."""
+        return self.cgroup.oom_kills() if self.cgroup is not None else 0
+
     def close(self) -> None:
         self.stop()
+        if self.cgroup is not None:
+            self.cgroup.remove()
         if self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
@@ -190,6 +207,7 @@ class Judge:
     # -- function-call jobs ----------------------------------------------------------------------
     def _run_function(self, job: dict, limits: Limits, started: float) -> dict:
         deadline = started + limits.timeout_s
+        ooms = self.zygote.oom_kills()
         session = self.zygote.start_child("function", limits, deadline)
         sources = {"<setup>": job.get("setup", ""), "<test>": job["test"]}
         status, message = Status.PASSED, ""
@@ -243,11 +261,14 @@ class Judge:
         if session.output_exceeded:
             status = Status.OUTPUT_LIMIT
             message = f"output exceeded the {limits.max_output_bytes}-byte limit"
+        if status is not Status.PASSED and self.zygote.oom_kills() > ooms:
+            status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
         return make_result(session, status, message, started)
 
     # -- stdin/stdout programs -------------------------------------------------------------------
     def _run_program(self, job: dict, limits: Limits, started: float) -> dict:
         deadline = started + limits.timeout_s
+        ooms = self.zygote.oom_kills()
         session = self.zygote.start_child("program", limits, deadline)
         status, message = None, ""
         try:
@@ -265,7 +286,7 @@ class Judge:
                 status = Status.OUTPUT_LIMIT
                 message = f"output exceeded the {limits.max_output_bytes}-byte limit"
             elif session.saw_frame(("memory",)):
-                status, message = Status.MEMORY, "MemoryError"
+                status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded"
             elif code is None or code < 0:
                 status, message = classify_exit(info, limits, "the program")
             elif code != 0:
@@ -274,6 +295,8 @@ class Judge:
                 status = Status.PASSED
             else:
                 status, message = compare_output(bytes(session.stdout), job["expected_stdout"])
+        if status is not Status.PASSED and status is not Status.MEMORY and self.zygote.oom_kills() > ooms:
+            status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
         result = make_result(session, status, message, started)
         result["return_code"] = code if not info.get("killed") else None
         return result

@@ -12,11 +12,13 @@ import socket
 import subprocess
 import sys
 import threading
+import uuid
 import warnings
 from concurrent.futures import Future
 from queue import SimpleQueue
 
 from coding_framework.sandbox import wire
+from coding_framework.sandbox.cgroups import find_dirs, remove_dirs
 from coding_framework.sandbox.filesystem import default_hidden, default_visible
 from coding_framework.sandbox.jobs import FunctionCallJob, Job, ProgramJob, UnittestJob
 from coding_framework.sandbox.judge import SRC_ROOT
@@ -65,8 +67,10 @@ def job_to_dict(job: Job, default_limits: Limits) -> dict:
 class _Worker:
     """One judge process, driven by one pool thread."""
 
-    def __init__(self, config: dict):
-        self.config = config
+    def __init__(self, config: dict, index: int):
+        # Named by the pool, so that the pool can remove it even after killing a stuck judge.
+        self.cgroup_name = f"cf-sandbox-{os.getpid()}-{index}-{uuid.uuid4().hex[:8]}"
+        self.config = {**config, "cgroup_name": self.cgroup_name if config.get("cgroups") else None}
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.report: dict = {}
@@ -123,6 +127,7 @@ class _Worker:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
             self.proc = None
+            remove_dirs(find_dirs(self.cgroup_name))
 
     def close(self) -> None:
         if self.sock is not None:
@@ -141,13 +146,14 @@ class SandboxPool:
     isolation layer is missing; otherwise missing layers are warned about loudly (warning + log).
     `hidden_paths` are extra host paths to cover inside the sandbox's read-only view (benchmark data);
     `visible_paths` are extra host paths to show (read-only). `preload` are modules imported once per
-    worker before forking children.
+    worker before forking children. `use_namespaces=False` / `use_cgroups=False` switch those layers
+    off (for hosts where they misbehave; the report and the warning then say so).
     """
 
     def __init__(self, workers: int | None = None, limits: Limits = DEFAULT_LIMITS, *,
                  preload: tuple[str, ...] = DEFAULT_PRELOAD, hidden_paths: tuple[str, ...] = (),
                  visible_paths: tuple[str, ...] = (), require_isolation: bool = False,
-                 use_namespaces: bool = True, work_dir_mb: int = 64):
+                 use_namespaces: bool = True, use_cgroups: bool = True, work_dir_mb: int = 64):
         if workers is None:
             workers = len(os.sched_getaffinity(0))
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
@@ -160,10 +166,11 @@ class SandboxPool:
             if not os.path.isabs(path):
                 raise ValueError(f"sandbox paths must be absolute, got {path!r}")
         self.limits = limits
-        config = {"preload": list(preload), "namespaces": use_namespaces, "work_mb": work_dir_mb,
+        config = {"preload": list(preload), "namespaces": use_namespaces, "cgroups": use_cgroups,
+                  "work_mb": work_dir_mb,
                   "visible": default_visible() + [os.path.realpath(p) for p in visible_paths],
                   "hidden": default_hidden() + [os.path.realpath(p) for p in hidden_paths]}
-        self._workers = [_Worker(config) for _ in range(workers)]
+        self._workers = [_Worker(config, i) for i in range(workers)]
         errors: list[BaseException] = []
 
         def start(worker: _Worker) -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace", "ipc_namespace",
           "uts_namespace", "private_proc", "readonly_root", "unprivileged_candidate", "rlimits",
-          "scrubbed_environment", "wall_clock_kill", "capped_output")
+          "cgroup_limits", "scrubbed_environment", "wall_clock_kill", "capped_output")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,8 @@ def from_zygote(report: dict) -> IsolationReport:
         "unprivileged_candidate": report.get("child_uid") is not None or (namespaced and bool(report.get(
             "user_namespace"))),
         "rlimits": True,
+        # Memory and process count of the whole sample (not just per process), and OOM detection.
+        "cgroup_limits": bool(report.get("cgroup")),
         "scrubbed_environment": True,
         "wall_clock_kill": True,
         "capped_output": True,

@@ -103,6 +103,7 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     # object header and copy every page of the zygote (copy-on-write), several ms per sample.
     gc.collect()
     gc.freeze()
+    isolation.release_free_heap()
     sys.stdout.flush()
     sys.stderr.flush()
     while True:

@@ -1,0 +1,138 @@
+"""A cgroup per worker, capping the memory and process count of a zygote and everything it forks.
+
+RLIMIT_AS caps each process, RLIMIT_NPROC the count, but together they still allow
+max_processes × memory_mb of host memory; a cgroup caps the sum, and its OOM-kill counter is a
+trusted signal for the `memory` status. Created nested under the judge's own cgroup (so the limits of
+whatever runs us still apply), with cgroup v1 (memory + pids controllers) or v2 (memory.max, pids.max).
+Unavailable (not root, read-only /sys/fs/cgroup, controller missing): `create` returns None and the
+isolation report says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+
+ROOT = "/sys/fs/cgroup"
+# The zygote pair's own memory, on top of the candidate's limit.
+ZYGOTE_HEADROOM_BYTES = 96 << 20
+ZYGOTE_PROCESSES = 2
+
+
+def _own_path(controller: str | None) -> str | None:
+    """This process's cgroup path for `controller` (None: the v2 unified entry)."""
+    with open("/proc/self/cgroup") as fh:
+        for line in fh:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            wanted = controllers == "" if controller is None else controller in controllers.split(",")
+            if wanted:
+                return path
+    return None
+
+
+def _write(path: str, value: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(value)
+
+
+def _read(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()
+
+
+class WorkerCgroup:
+    """memory + pids limits for one zygote's subtree."""
+
+    def __init__(self, memory_dir: str, pids_dir: str | None, version: int):
+        self.memory_dir = memory_dir
+        self.pids_dir = pids_dir
+        self.version = version
+        self._limits: tuple[int, int] | None = None
+
+    @classmethod
+    def create(cls, name: str) -> WorkerCgroup | None:
+        if os.geteuid() != 0:
+            return None
+        try:
+            if os.path.isdir(f"{ROOT}/memory"):
+                memory = _join(f"{ROOT}/memory", _own_path("memory"), name)
+                pids = None
+                if os.path.isdir(f"{ROOT}/pids"):
+                    pids = _join(f"{ROOT}/pids", _own_path("pids"), name)
+                os.makedirs(memory, exist_ok=True)
+                if pids:
+                    os.makedirs(pids, exist_ok=True)
+                return cls(memory, pids, 1)
+            controllers = _read(f"{ROOT}/cgroup.controllers").split()
+            if "memory" in controllers and "pids" in controllers:
+                path = _join(ROOT, _own_path(None), name)
+                os.makedirs(path, exist_ok=True)
+                enabled = _read(f"{path}/cgroup.controllers").split()
+                if "memory" in enabled and "pids" in enabled:
+                    return cls(path, path, 2)
+                os.rmdir(path)
+        except OSError:
+            return None
+        return None
+
+    def add(self, pid: int) -> None:
+        for directory in {self.memory_dir, self.pids_dir} - {None}:
+            _write(f"{directory}/cgroup.procs", str(pid))
+
+    def set_limits(self, memory_mb: int, max_processes: int) -> None:
+        """Applied to the whole subtree; rewritten only when a job asks for different limits."""
+        wanted = (memory_mb, max_processes)
+        if wanted == self._limits:
+            return
+        memory = str((memory_mb << 20) + ZYGOTE_HEADROOM_BYTES)
+        pids = str(max_processes + ZYGOTE_PROCESSES)
+        if self.version == 1:
+            _write(f"{self.memory_dir}/memory.limit_in_bytes", memory)
+            if self.pids_dir:
+                _write(f"{self.pids_dir}/pids.max", pids)
+        else:
+            _write(f"{self.memory_dir}/memory.max", memory)
+            with contextlib.suppress(OSError):
+                _write(f"{self.memory_dir}/memory.swap.max", "0")
+            _write(f"{self.pids_dir}/pids.max", pids)
+        self._limits = wanted
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel has OOM-killed in this cgroup so far."""
+        name = "memory.oom_control" if self.version == 1 else "memory.events"
+        try:
+            for line in _read(f"{self.memory_dir}/{name}").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except OSError:
+            pass
+        return 0
+
+    def remove(self, wait_s: float = 3.0) -> None:
+        """Delete the cgroup once its last process is gone (the inner zygote dies asynchronously)."""
+        remove_dirs([d for d in (self.memory_dir, self.pids_dir) if d], wait_s)
+
+
+def remove_dirs(directories: list[str], wait_s: float = 3.0) -> None:
+    limit = time.monotonic() + wait_s
+    for directory in directories:
+        while os.path.isdir(directory):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                if time.monotonic() > limit:
+                    break
+                time.sleep(0.01)
+
+
+def find_dirs(name: str) -> list[str]:
+    """Every directory of a cgroup called `name` that this process created (v1 or v2)."""
+    candidates = [_join(f"{ROOT}/memory", _own_path("memory"), name),
+                  _join(f"{ROOT}/pids", _own_path("pids"), name), _join(ROOT, _own_path(None), name)]
+    return [c for c in candidates if os.path.isdir(c)]
+
+
+def _join(root: str, own: str | None, name: str) -> str:
+    return os.path.join(root, (own or "/").lstrip("/"), name)
