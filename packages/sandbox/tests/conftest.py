@@ -98,18 +98,38 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def processes_of_uid(uid: int) -> list[int]:
-    found = []
+def stray_processes(pool: SandboxPool) -> list[int]:
+    """Host pids below the pool's workers other than each worker's judge and zygote pair.
+
+    Between samples a worker is exactly judge → outer zygote → inner zygote (PID 1 of the sandbox;
+    without a PID namespace there is no inner one); anything else is a candidate process that
+    outlived its sample.
+    """
+    parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status") as fh:
-                for line in fh:
-                    if line.startswith("Uid:"):
-                        if int(line.split()[1]) == uid:
-                            found.append(int(entry))
-                        break
-        except OSError:
-            continue
-    return found
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    judges = {w.proc.pid for w in pool._workers if w.proc is not None}
+    allowed = set(judges)
+    for pid, parent in parents.items():
+        if parent in judges:
+            allowed.add(pid)  # outer zygote
+    if pool.isolation_report().layers["pid_namespace"]:
+        for pid, parent in parents.items():
+            if parent in allowed - judges:
+                allowed.add(pid)  # inner zygote: the outer's only child (PID 1 of the sandbox)
+
+    def below_a_judge(pid: int) -> bool:
+        seen = 0
+        while pid in parents and seen < 64:
+            pid = parents[pid]
+            if pid in judges:
+                return True
+            seen += 1
+        return False
+
+    return sorted(pid for pid in parents if pid not in allowed and below_a_judge(pid))

@@ -177,6 +177,8 @@ def _reap(pid: int) -> dict:
             break
         except InterruptedError:
             continue
+        except ChildProcessError:
+            return {"status": None, "cpu_s": None, "rss_kb": None, "killed": True}
     return {"status": os.waitstatus_to_exitcode(status), "cpu_s": usage.ru_utime + usage.ru_stime,
             "rss_kb": usage.ru_maxrss, "killed": False}
 
@@ -186,10 +188,26 @@ def _kill_all(pid: int, namespaced: bool) -> None:
         # From PID 1 this reaches every process of the namespace except ourselves.
         with contextlib.suppress(ProcessLookupError):
             os.kill(-1, signal.SIGKILL)
-    else:
-        for target in (pid,):
+        return
+    # Without a PID namespace we are a subreaper: every orphan of the sample is our child. Kill our
+    # children until none are left (killed parents hand their own children to us).
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    children = f"/proc/self/task/{os.getpid()}/children"
+    for _ in range(10_000):
+        try:
+            with open(children) as fh:
+                kids = [int(k) for k in fh.read().split() if int(k) != pid]  # pid: reaped by _reap
+        except OSError:
+            return
+        if not kids:
+            return
+        for kid in kids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(target, signal.SIGKILL)
+                os.kill(kid, signal.SIGKILL)
+        for kid in kids:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(kid, 0)
 
 
 def _reap_orphans(namespaced: bool) -> None:
