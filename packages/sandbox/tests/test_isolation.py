@@ -87,6 +87,12 @@ def test_ipc_and_uts_namespaces(pool):
         libc.shmctl(shmid, 0, None)  # IPC_RMID
 
 
+def test_candidate_cannot_create_namespaces(pool):
+    flags = (0x10000000, 0x40000000, 0x00020000, 0x20000000)
+    results = probe(pool, f"import ctypes\nprint([ctypes.CDLL(None).unshare(f) for f in {flags}])")
+    assert results == [-1, -1, -1, -1]  # user, net, mount, pid
+
+
 def test_candidate_is_unprivileged(pool):
     uid, caps, dumpable = probe(pool, "import os, ctypes\ncaps = [l for l in open('/proc/self/status') "
                                       "if l.startswith('CapEff')][0].split()[1]\n"

@@ -265,6 +265,26 @@ def build_root(visible: list[str], hidden: list[str], staging: str = "/tmp") -> 
     return {"visible": shown, "missing": missing, "hidden": covered, "proc": proc_ok}
 
 
+# Per-user-namespace limits: set to 0 inside the sandbox's user namespace, the candidate cannot make
+# namespaces of its own (each one would hand it capabilities over fresh kernel objects to attack).
+_NAMESPACE_SYSCTLS = ("user", "net", "mnt", "pid", "ipc", "uts", "cgroup", "time")
+
+
+def block_nested_namespaces() -> bool:
+    """Forbid new namespaces below this user namespace; True if every limit could be set."""
+    ok = True
+    for kind in _NAMESPACE_SYSCTLS:
+        path = f"/proc/sys/user/max_{kind}_namespaces"
+        try:
+            with open(path, "w") as fh:
+                fh.write("0")
+        except FileNotFoundError:
+            continue  # older kernels lack some of these
+        except OSError:
+            ok = False
+    return ok
+
+
 def mount_work_dirs(size_mb: int) -> None:
     """Fresh, empty, size-capped tmpfs work dirs for the next sample (inside the sandbox root)."""
     for work in WORK_DIRS:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace", "ipc_namespace",
-          "uts_namespace", "private_proc", "readonly_root", "unprivileged_candidate", "rlimits",
+          "uts_namespace", "no_nested_namespaces", "private_proc", "readonly_root", "unprivileged_candidate",
+          "rlimits",
           "cgroup_limits", "scrubbed_environment", "wall_clock_kill", "capped_output")
 
 
@@ -45,6 +46,8 @@ def from_zygote(report: dict) -> IsolationReport:
         "mount_namespace": namespaced,
         "ipc_namespace": namespaced,
         "uts_namespace": namespaced,
+        # The candidate cannot create namespaces of its own (kernel attack surface).
+        "no_nested_namespaces": namespaced and bool(report.get("nested_namespaces_blocked")),
         "private_proc": namespaced and bool(root.get("proc")),
         "readonly_root": namespaced and bool(root),
         # Either a distinct unprivileged uid, or uid 0 of a user namespace with every capability dropped.

@@ -85,6 +85,7 @@ def main(config: dict, ctrl: socket.socket) -> None:
         report["root"] = isolation.build_root(config["visible"], config["hidden"])
         isolation.sethostname("sandbox")
         isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
+        report["nested_namespaces_blocked"] = isolation.block_nested_namespaces()
     except OSError as exc:
         wire.send_control(ctrl, {"op": "failed", "error": f"building the sandbox root failed: {exc}"})
         os._exit(1)
