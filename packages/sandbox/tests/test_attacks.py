@@ -257,7 +257,14 @@ def test_memory_bomb_is_stopped_by_the_memory_limit(pool):
     verdict = pool.run(add_job("    x = bytearray(1 << 34)\n    return a + b\n", limits=limits))
     creep = pool.run(add_job("    x = []\n    while True:\n        x.append(' ' * (1 << 20))\n",
                              limits=Limits(memory_mb=256)))
+    # Many processes, each smaller than the zygote: the kernel must still kill candidates, not the zygote.
+    spread = pool.run(ProgramJob(
+        program=("import os, time\nfor _ in range(30):\n    if os.fork() == 0:\n"
+                 "        x = bytearray(9 << 20)\n        for i in range(0, len(x), 4096):\n"
+                 "            x[i] = 1\n        time.sleep(5)\n        os._exit(0)\ntime.sleep(5)\n"),
+        limits=Limits(memory_mb=64, timeout_s=2, max_processes=40)))
     assert verdict.status is Status.MEMORY and creep.status is Status.MEMORY
+    assert spread.status is Status.MEMORY
     assert_pool_healthy(pool)
 
 

@@ -137,6 +137,11 @@ def _run_one(ctrl: socket.socket, message: dict, fds: list[int], config: dict, *
         child.run(fds, spec)  # never returns
     for fd in fds:
         os.close(fd)
+    # Under memory pressure the kernel must pick a candidate, never the zygote: one spreading its
+    # memory over many small processes would otherwise turn its verdict into a sandbox_error.
+    # Raising a score needs no privilege (lowering ours would need CAP_SYS_RESOURCE).
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/oom_score_adj", "w") as fh:  # child may be gone
+        fh.write("1000")
     started = time.monotonic()
     pidfd = os.pidfd_open(pid)
     exited = None
