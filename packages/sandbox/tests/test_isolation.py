@@ -18,6 +18,7 @@ from coding_framework.sandbox import (
     SandboxStartError,
     Status,
 )
+from coding_framework.sandbox.cgroups import find_dirs, sweep_stale
 
 
 def probe(pool, code: str, **kwargs):
@@ -167,3 +168,16 @@ def test_required_isolation_refuses_to_start_when_degraded():
 
 def test_pool_survives_everything_above(pool):
     assert_pool_healthy(pool)
+
+
+def test_stale_worker_cgroups_of_dead_pools_are_swept(pool):
+    assert pool.isolation_report().layers["cgroup_limits"]
+    dead = 2**22 + 12345  # above pid_max's default range: no such process
+    assert not os.path.exists(f"/proc/{dead}")
+    name = f"cf-sandbox-{dead}-0-test"
+    parent = os.path.dirname(find_dirs(pool._workers[0].cgroup_name)[0])
+    os.mkdir(os.path.join(parent, name))
+    live = find_dirs(pool._workers[0].cgroup_name)
+    assert sweep_stale() >= 1
+    assert not os.path.exists(os.path.join(parent, name))
+    assert all(os.path.isdir(d) for d in live)  # a live pool's cgroups are untouched

@@ -134,5 +134,25 @@ def find_dirs(name: str) -> list[str]:
     return [c for c in candidates if os.path.isdir(c)]
 
 
+def sweep_stale(prefix: str = "cf-sandbox-") -> int:
+    """Remove empty worker cgroups whose owning pool process (`<prefix><pid>-...`) no longer exists,
+    e.g. after the pool's process was SIGKILLed. Returns how many were removed."""
+    removed = 0
+    for parent in {d for d in (os.path.dirname(x) for x in find_dirs_parents()) if os.path.isdir(d)}:
+        for entry in os.listdir(parent):
+            owner = entry[len(prefix):].split("-", 1)[0] if entry.startswith(prefix) else ""
+            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.join(parent, entry))  # fails, harmlessly, while not empty
+                    removed += 1
+    return removed
+
+
+def find_dirs_parents() -> list[str]:
+    """Where this process's worker cgroups would be created (a placeholder child of each parent)."""
+    return [_join(f"{ROOT}/memory", _own_path("memory"), "x"), _join(f"{ROOT}/pids", _own_path("pids"), "x"),
+            _join(ROOT, _own_path(None), "x")]
+
+
 def _join(root: str, own: str | None, name: str) -> str:
     return os.path.join(root, (own or "/").lstrip("/"), name)

@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from queue import SimpleQueue
 
 from coding_framework.sandbox import wire
-from coding_framework.sandbox.cgroups import find_dirs, remove_dirs
+from coding_framework.sandbox.cgroups import find_dirs, remove_dirs, sweep_stale
 from coding_framework.sandbox.filesystem import default_hidden, default_visible
 from coding_framework.sandbox.jobs import FunctionCallJob, Job, ProgramJob, UnittestJob
 from coding_framework.sandbox.judge import SRC_ROOT
@@ -170,6 +170,9 @@ class SandboxPool:
                   "work_mb": work_dir_mb,
                   "visible": default_visible() + [os.path.realpath(p) for p in visible_paths],
                   "hidden": default_hidden() + [os.path.realpath(p) for p in hidden_paths]}
+        if use_cgroups:
+            with contextlib.suppress(OSError):
+                sweep_stale()  # left behind by pools whose process was killed
         self._workers = [_Worker(config, i) for i in range(workers)]
         errors: list[BaseException] = []
 
