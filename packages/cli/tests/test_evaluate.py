@@ -159,7 +159,9 @@ def test_unknown_benchmark_lists_valid_ones(tmp_path):
     samples = _write_samples(tmp_path / "s.jsonl", [{"task_id": "HumanEval/0", "completion": ""}])
     result = _invoke("--benchmark", "humaneval-xl", "--samples", str(samples))
     assert result.exit_code == 1
-    assert "unknown benchmark 'humaneval-xl'; valid benchmarks: humaneval" in _one_line_error(result)
+    line = _one_line_error(result)
+    assert "unknown benchmark 'humaneval-xl'; valid benchmarks: bigcodebench, bigcodebench-hard, humaneval," in line
+    assert line.endswith("humaneval+, mbpp, mbpp+, stdio")
 
 
 def test_unreadable_samples_file(tmp_path):

@@ -107,4 +107,9 @@ def test_summary_json(tmp_path):
         "samples_per_s": 2.0,
         "samples_file": "s.jsonl",
         "results_file": "r.jsonl",
+        "parts_pass_at_k": {},
+        "model": "",
+        "options": {},
+        "timeout_s": None,
+        "warnings": [],
     }

