@@ -6,7 +6,7 @@ per byte (any text round-trips exactly) plus `<pad>`, `<s>` (prepended to every 
 Llama's) and `</s>`. It writes gibberish until trained.
 
 `CharacterTargetEnvironment` implements the engine's Environment protocol with a reward a tiny model
-can learn in a few steps: the fraction of the completion's characters that are the target character.
+can learn in a few steps: the fraction of the completion's characters that are target characters.
 With `turns=2` each episode has a second turn after a fixed feedback text, exercising multi-turn loss
 masks. It needs no sandbox, so an RL run on it checks the engine alone.
 """
@@ -25,13 +25,28 @@ import torch
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 
 
+def _byte_symbols() -> list[str]:
+    """The printable stand-in of each byte 0..255 used by byte-level BPE (GPT-2's byte ↔ unicode map)."""
+    direct = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    symbols, extra = {}, 0
+    for byte in range(256):
+        if byte in direct:
+            symbols[byte] = chr(byte)
+        else:
+            symbols[byte] = chr(256 + extra)
+            extra += 1
+    return [symbols[b] for b in range(256)]
+
+
 def byte_tokenizer():
-    """A transformers fast tokenizer with one token per byte and <pad>, <s>, </s> (ids 256, 257, 258)."""
+    """A transformers fast tokenizer whose token id is the byte value (0–255), plus <pad>, <s>, </s>
+    (ids 256, 257, 258); encoding adds <s> in front as a prompt's special token."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
-    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-    vocab = {symbol: index for index, symbol in enumerate(alphabet)}
+    vocab = {symbol: byte for byte, symbol in enumerate(_byte_symbols())}
+    if set(vocab) != set(pre_tokenizers.ByteLevel.alphabet()):
+        raise RuntimeError("the byte map disagrees with tokenizers' ByteLevel alphabet")
     for special in (PAD, BOS, EOS):
         vocab[special] = len(vocab)
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
@@ -109,10 +124,10 @@ class ToyTrajectory:
 
 
 class CharacterTargetEnvironment:
-    """Reward = share of the last completion's characters equal to `target` (0 for an empty one).
+    """Reward = share of the last completion's characters found in `target` (0 for an empty one).
 
     Args:
-        target: the character the policy should learn to write.
+        target: the characters the policy should learn to write (any of them counts).
         turns: 1, or 2 for a second attempt after the fixed `feedback` text.
         pass_threshold: an episode "passed" when its reward reaches this.
         seed: seeds the order in which training prompts are drawn.
@@ -131,8 +146,8 @@ class CharacterTargetEnvironment:
         train_prompts: Sequence[str] = ("a:", "b:", "c:", "d:", "e:", "f:", "g:", "h:"),
         heldout_prompts: Sequence[str] = ("p:", "q:", "r:", "s:"),
     ):
-        if len(target) != 1:
-            raise ValueError(f"target={target!r}: give one character")
+        if not target:
+            raise ValueError("target is empty: give the character(s) the policy should write")
         if turns not in (1, 2):
             raise ValueError(f"turns={turns}: use 1 or 2")
         if not train_prompts or not heldout_prompts:
@@ -148,7 +163,7 @@ class CharacterTargetEnvironment:
         self.recorded_reward = 0.0
 
     def reward_of(self, completion: str) -> float:
-        return completion.count(self.target) / len(completion) if completion else 0.0
+        return sum(c in self.target for c in completion) / len(completion) if completion else 0.0
 
     def sample_batch(self, step: int, size: int) -> list[ToyTask]:
         out = []
