@@ -17,6 +17,7 @@ from coding_framework.agents.datasets import (
     load_heldout_set,
     load_starter_set,
 )
+from coding_framework.agents.environment import CodingEnvironment, CodingTrajectory, EnvironmentConfig
 from coding_framework.agents.episode import (
     Episode,
     EpisodeConfig,
@@ -49,8 +50,11 @@ __all__ = [
     "REWARDS",
     "Attempt",
     "CaseResult",
+    "CodingEnvironment",
+    "CodingTrajectory",
     "CurriculumConfig",
     "CurriculumSampler",
+    "EnvironmentConfig",
     "Episode",
     "EpisodeConfig",
     "Executor",
