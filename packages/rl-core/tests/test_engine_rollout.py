@@ -19,6 +19,7 @@ from coding_framework.rl_core.engine import (
     sample,
     write_tiny_model,
 )
+from coding_framework.rl_core.engine.rollout import EncodedTrajectory, truncate_left
 from coding_framework.rl_core.engine.sampling import position_ids_of
 
 BOS, EOS = 257, 258
@@ -185,10 +186,22 @@ def test_policy_sampler_returns_text_with_its_tokens_and_checks_length(policy):
         assert policy.tokenizer.decode(list(body), skip_special_tokens=True) == str(text)
     assert sampler.calls == 1 and sampler.seconds > 0
     assert sampler.generated_tokens == sum(len(o.token_ids) for o in out)
-    with pytest.raises(ValueError, match="exceeds the model's 64 positions"):
-        sampler(["x" * 60])
+    # 61 prompt tokens + 5 new > 64 positions: the prompt keeps its last 59 tokens.
+    long = sampler(["a" * 30 + "x" * 30])
+    assert sampler.truncated_prompts == 1 and len(long) == 1
+    with pytest.raises(ValueError, match="leaves no room for a prompt"):
+        PolicySampler(policy, max_new_tokens=64, temperature=1.0, top_p=1.0, generator=None)
     with pytest.raises(TypeError, match="list of prompt texts"):
         sampler("ab")
+
+
+def test_truncation_keeps_the_most_recent_tokens():
+    encoded = EncodedTrajectory((1, 2, 3, 4, 5), (False, True, False, True, True), 2)
+    assert truncate_left(encoded, 5) is encoded and truncate_left(encoded, None) is encoded
+    cut = truncate_left(encoded, 3)
+    assert cut.token_ids == (3, 4, 5) and cut.trainable == (False, True, True)
+    cut = truncate_left(encoded, 2)
+    assert cut.token_ids == (4, 5) and cut.trainable == (False, True)  # nothing left to predict 4 from
 
 
 def test_left_pad_by_hand():

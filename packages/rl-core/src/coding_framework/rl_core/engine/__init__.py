@@ -33,6 +33,7 @@ from .rollout import (
     TokenBatch,
     build_token_batch,
     encode_segments,
+    truncate_left,
 )
 from .sampling import Sample, filter_top_p, left_pad, sample
 from .toy import (
@@ -101,6 +102,7 @@ __all__ = [
     "restore_rng",
     "sample",
     "save_checkpoint",
+    "truncate_left",
     "value_loss",
     "write_tiny_model",
 ]

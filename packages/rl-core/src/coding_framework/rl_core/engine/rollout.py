@@ -58,6 +58,18 @@ def encode_segments(segments: Sequence[SegmentLike], policy: Policy) -> EncodedT
     return EncodedTrajectory(tuple(ids), tuple(mask), longest)
 
 
+def truncate_left(encoded: EncodedTrajectory, limit: int | None) -> EncodedTrajectory:
+    """Keep the last `limit` tokens (the model's positions); the oldest context goes first.
+
+    The new first token loses its mask bit (nothing precedes it to predict it from).
+    """
+    if limit is None or len(encoded.token_ids) <= limit:
+        return encoded
+    mask = list(encoded.trainable[-limit:])
+    mask[0] = False
+    return EncodedTrajectory(encoded.token_ids[-limit:], tuple(mask), encoded.longest_turn)
+
+
 @dataclass(frozen=True)
 class TokenBatch:
     """Left-padded full sequences (prompt + everything after) and the window holding trainable tokens.
@@ -133,7 +145,9 @@ class PolicySampler:
     """The `generate` callback handed to environments: prompt texts → `SampledText` completions.
 
     Accumulates the seconds it spends and the tokens it generates, which the trainer reports as the
-    rollout time (everything else an environment does between calls is scoring).
+    rollout time (everything else an environment does between calls is scoring). A prompt too long for
+    the model's positions with max_new_tokens after it keeps only its last tokens (counted in
+    `truncated_prompts`).
     """
 
     def __init__(
@@ -152,9 +166,16 @@ class PolicySampler:
         self.top_p = top_p
         self.generator = generator
         self.batch_size = batch_size
+        limit = policy.max_positions
+        if limit is not None and max_new_tokens >= limit:
+            raise ValueError(
+                f"max_new_tokens={max_new_tokens} leaves no room for a prompt in the model's {limit} "
+                "positions: lower max_new_tokens"
+            )
         self.seconds = 0.0
         self.calls = 0
         self.generated_tokens = 0
+        self.truncated_prompts = 0
 
     def __call__(self, prompts: Sequence[str]) -> list[str]:
         if isinstance(prompts, str):
@@ -168,11 +189,10 @@ class PolicySampler:
                 ids = self.policy.encode(text, first=True)
                 limit = self.policy.max_positions
                 if limit is not None and len(ids) + self.max_new_tokens > limit:
-                    raise ValueError(
-                        f"a prompt of {len(ids)} tokens plus max_new_tokens={self.max_new_tokens} "
-                        f"exceeds the model's {limit} positions: shorten prompts, lower "
-                        "max_new_tokens or the number of turns"
-                    )
+                    # A long multi-turn transcript keeps its most recent context rather than stopping
+                    # the run; `truncated_prompts` reports how often that happens.
+                    ids = ids[len(ids) + self.max_new_tokens - limit :]
+                    self.truncated_prompts += 1
                 encoded.append(ids)
             size = self.batch_size or max(1, len(encoded))
             samples = []

@@ -40,7 +40,7 @@ from .checkpoint import (
 from .config import EngineConfig
 from .environment import Environment, Trajectory, check_environment, task_id
 from .policy import Policy, check_model_dir, load_policy
-from .rollout import EncodedTrajectory, PolicySampler, build_token_batch, encode_trajectories
+from .rollout import EncodedTrajectory, PolicySampler, build_token_batch, encode_trajectories, truncate_left
 from .update import UpdateBatch, Updater
 
 MetricsCallback = Callable[[int, dict[str, float]], Any]
@@ -232,7 +232,7 @@ class Trainer:
         metrics["dapo/rounds"] = float(len(rounds))
         if kept:
             update_began = time.perf_counter()
-            batch = self._update_batch(kept, step, timer)
+            batch, truncated = self._update_batch(kept, timer)
             timer["update"] += time.perf_counter() - update_began - timer.pop("baseline", 0.0)
             began_opt = time.perf_counter()
             metrics.update(self.updater.update(batch, step - 1))
@@ -240,6 +240,7 @@ class Trainer:
             mask = batch.tokens.response_mask
             metrics["tokens/trainable"] = float(mask.sum())
             metrics["tokens/total"] = float(batch.tokens.attention_mask.sum())
+            metrics["tokens/truncated_samples"] = float(truncated)
         else:
             metrics["lr"] = self.updater.set_lr(step - 1)
             metrics["update/skipped"] = 1.0
@@ -258,8 +259,9 @@ class Trainer:
         return metrics
 
     def _update_batch(
-        self, kept: list[tuple[_Round, list[int]]], step: int, timer: dict[str, float]
-    ) -> UpdateBatch:
+        self, kept: list[tuple[_Round, list[int]]], timer: dict[str, float]
+    ) -> tuple[UpdateBatch, int]:
+        """The kept groups as one batch (with remax's greedy baselines), and how many were truncated."""
         encoded = [r.encoded[i] for r, rows in kept for i in rows]
         scores = torch.cat([r.scores[rows] for r, rows in kept])
         group_ids = torch.arange(len(kept)).repeat_interleave(self.config.group_size)
@@ -273,13 +275,17 @@ class Trainer:
             baselines = per_group.repeat_interleave(self.config.group_size)
             timer["baseline"] = time.perf_counter() - began
         device = self.policy.device
-        tokens = build_token_batch(encoded, self.policy.pad_token_id, device, self.policy.max_positions)
-        return UpdateBatch(
+        limit = self.policy.max_positions
+        truncated = sum(limit is not None and len(e.token_ids) > limit for e in encoded)
+        encoded = [truncate_left(e, limit) for e in encoded]
+        tokens = build_token_batch(encoded, self.policy.pad_token_id, device, limit)
+        batch = UpdateBatch(
             tokens,
             scores.to(device),
             group_ids.to(device),
             None if baselines is None else baselines.to(device),
         )
+        return batch, truncated
 
     def _rollout_metrics(self, rounds: list[_Round], sampler: PolicySampler) -> dict[str, float]:
         trajectories = [t for r in rounds for t in r.trajectories]
@@ -295,6 +301,7 @@ class Trainer:
             "samples": float(len(trajectories)),
             "tokens/response_mean": float(lengths.mean()),
             "tokens/generated": float(sampler.generated_tokens),
+            "tokens/truncated_prompts": float(sampler.truncated_prompts),
         }
         names = sorted({k for t in trajectories for k in (getattr(t, "metrics", None) or {})})
         for name in names:
