@@ -158,3 +158,84 @@ def test_environment_contract_violations_are_named(tmp_path, model_dir):
         Trainer(_config(), model_dir, _ShortEnvironment(), tmp_path / "b").train_step()
     with pytest.raises(TypeError, match="not an engine Environment"):
         Trainer(_config(), model_dir, object(), tmp_path / "c")
+
+
+def _write_model(path, name):
+    import transformers
+
+    from coding_framework.rl_core.engine import byte_tokenizer
+
+    tokenizer = byte_tokenizer()
+    special = dict(vocab_size=len(tokenizer), pad_token_id=256, bos_token_id=257, eos_token_id=258)
+    config, model_class = {
+        "gpt2": (
+            transformers.GPT2Config(n_embd=32, n_layer=1, n_head=2, n_positions=128, **special),
+            transformers.GPT2LMHeadModel,
+        ),
+        "qwen2": (
+            transformers.Qwen2Config(
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=1,
+                num_attention_heads=2,
+                num_key_value_heads=1,
+                max_position_embeddings=128,
+                **special,
+            ),
+            transformers.Qwen2ForCausalLM,
+        ),
+    }[name]
+    torch.manual_seed(0)
+    model_class(config).save_pretrained(str(path))
+    tokenizer.save_pretrained(str(path))
+    return path
+
+
+@pytest.mark.parametrize("architecture", ["gpt2", "qwen2"])
+def test_other_causal_lm_architectures_sample_and_train(tmp_path, architecture):
+    from coding_framework.rl_core.engine import (
+        ToySegment,
+        build_token_batch,
+        encode_segments,
+        forward_stats,
+        sample,
+    )
+
+    model_dir = _write_model(tmp_path / architecture, architecture)
+    config = _config(
+        max_steps=2, prompts_per_step=2, group_size=4, max_new_tokens=6, algorithm="gae", kl_coef=0.1
+    )
+    trainer = Trainer(
+        config,
+        model_dir,
+        CharacterTargetEnvironment(target="abcdefghijklmnopqrstuvwxyz", turns=2),
+        tmp_path / "run",
+    )
+    policy = trainer.policy
+    # Left padding changes nothing, and the KV-cache loop equals greedy decoding without a cache.
+    long, short = (
+        encode_segments([ToySegment("prompt", p), ToySegment("policy", "abc")], policy)
+        for p in ("hello", "h")
+    )
+    alone = forward_stats(policy.model, build_token_batch([short], 256), 3).log_probs[0]
+    padded = forward_stats(policy.model, build_token_batch([long, short], 256), 3).log_probs[1]
+    torch.testing.assert_close(padded, alone, atol=1e-5, rtol=1e-5)
+    out = sample(
+        policy.model,
+        [[257, 100, 101], [257, 102]],
+        max_new_tokens=4,
+        temperature=0.0,
+        top_p=1.0,
+        eos_token_ids=[258],
+        pad_token_id=256,
+        generator=None,
+        device=torch.device("cpu"),
+    )
+    ids = [257, 102]
+    with torch.no_grad():
+        for _ in out[1].token_ids:
+            ids.append(int(policy.model(torch.tensor([ids])).logits[0, -1].argmax()))
+    assert list(out[1].token_ids) == ids[2:]
+    history = trainer.run()
+    assert len(history) == 2 and history[-1]["kl"] > 0
+    assert (tmp_path / "run" / "checkpoints" / "step_2" / "config.json").is_file()

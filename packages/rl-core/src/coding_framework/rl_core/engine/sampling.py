@@ -118,17 +118,19 @@ def sample(
     out = torch.full((batch, max_new_tokens), pad_token_id, dtype=torch.long, device=device)
     lengths = torch.zeros(batch, dtype=torch.long, device=device)
     keep_last = {"logits_to_keep": 1} if accepts(model, "logits_to_keep") else {}
+    with_positions = accepts(model, "position_ids")
     context = autocast or contextlib.nullcontext
     cache = None
     step_input, step_positions = input_ids, positions
     for t in range(max_new_tokens):
         with context():
+            positions_kw = {"position_ids": step_positions} if with_positions else {}
             result = model(
                 input_ids=step_input,
                 attention_mask=attention,
-                position_ids=step_positions,
                 past_key_values=cache,
                 use_cache=True,
+                **positions_kw,
                 **keep_last,
             )
         cache = result.past_key_values

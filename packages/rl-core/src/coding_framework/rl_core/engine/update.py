@@ -59,12 +59,9 @@ def forward_stats(
     length = tokens.input_ids.shape[1]
     if not 1 <= window < length:
         raise ValueError(f"window={window} must be in [1, {length - 1}] for sequences of {length} tokens")
-    kwargs = {
-        "input_ids": tokens.input_ids,
-        "attention_mask": tokens.attention_mask,
-        "position_ids": position_ids_of(tokens.attention_mask),
-        "use_cache": False,
-    }
+    kwargs = {"input_ids": tokens.input_ids, "attention_mask": tokens.attention_mask, "use_cache": False}
+    if accepts(model, "position_ids"):
+        kwargs["position_ids"] = position_ids_of(tokens.attention_mask)
     if accepts(model, "logits_to_keep"):
         kwargs["logits_to_keep"] = window + 1
     if value_head is not None:
