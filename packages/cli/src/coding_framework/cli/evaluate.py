@@ -365,6 +365,8 @@ def _backend(source: str, gen: dict) -> Any:
 def _print_summary(evaluation: Any, ks: tuple[int, ...]) -> None:
     summary = evaluation.summary
     console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 120)  # piped output keeps whole table rows
     title = f"{summary.benchmark}: {summary.n_samples} samples, {summary.n_tasks} tasks"
     table = Table(
         title=title + (f" ({summary.model})" if summary.model else ""), title_justify="left", show_edge=False

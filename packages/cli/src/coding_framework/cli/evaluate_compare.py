@@ -43,6 +43,8 @@ def compare(
         raise typer.Exit(EXIT_BAD_INPUT) from None
 
     console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 160)  # a piped table keeps its columns instead of wrapping
     level = f"{round(100 * confidence)}%"
     table = Table(title=f"B ({run_b}) vs A ({run_a})", title_justify="left", show_edge=False)
     for column in (

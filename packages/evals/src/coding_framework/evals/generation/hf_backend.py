@@ -3,7 +3,8 @@
 The samples of one problem are generated together (`num_return_sequences`, in chunks of
 `batch_size`). Instruct prompts go through the tokenizer's chat template when it has one; otherwise
 the instruction text is the prompt (as evalplus does for models without a template). A prompt longer
-than the model's context minus `max_new_tokens` keeps its last tokens, and the sample records it.
+than the model's context minus `max_new_tokens` keeps its last tokens (the end of a prompt is
+what the model continues).
 torch and transformers are imported only when this backend is built.
 """
 
@@ -98,12 +99,15 @@ class HFBackend:
             max_new = config.max_new_tokens
             if self.max_positions is not None:
                 max_new = max(1, min(max_new, self.max_positions - ids.shape[1]))
-            for start in range(0, len(group), self.batch_size):
-                chunk = group[start : start + self.batch_size]
+            # Greedy decoding gives one text per prompt: decode once and hand it to every sample.
+            step = self.batch_size if config.temperature > 0 else len(group)
+            for start in range(0, len(group), step):
+                chunk = group[start : start + step]
+                draws = len(chunk) if config.temperature > 0 else 1
                 torch.manual_seed(config.seed + chunk[0].index)
                 kwargs: dict[str, Any] = {
                     "max_new_tokens": max_new,
-                    "num_return_sequences": len(chunk),
+                    "num_return_sequences": draws,
                     "pad_token_id": pad,
                     "do_sample": config.temperature > 0,
                 }
@@ -116,5 +120,9 @@ class HFBackend:
                     out = self.model.generate(
                         input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **kwargs
                     )
-                for request, row in zip(chunk, out[:, input_ids.shape[1] :], strict=True):
-                    yield request, self.tokenizer.decode(row, skip_special_tokens=True)
+                texts = [
+                    self.tokenizer.decode(row, skip_special_tokens=True)
+                    for row in out[:, input_ids.shape[1] :]
+                ]
+                for i, request in enumerate(chunk):
+                    yield request, texts[i if draws > 1 else 0]

@@ -1,0 +1,157 @@
+"""BigCodeBench: the release format, calibrated and plain programs, prompts, and unittest suites in
+the real sandbox with its defences (tampering rejected, every test must report)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import FIXTURES
+
+from coding_framework.evals.datasets.bigcodebench import (
+    PRELUDE,
+    bigcodebench_job,
+    bigcodebench_program,
+    bigcodebench_prompt,
+    load_bigcodebench,
+    load_bigcodebench_hard,
+)
+from coding_framework.evals.errors import DatasetNotFoundError, InputFileError
+from coding_framework.evals.runner import EvalConfig, evaluate_file
+
+FULL = FIXTURES / "BigCodeBench-fixture.jsonl"
+HARD = FIXTURES / "BigCodeBench-Hard-fixture.jsonl"
+
+
+def test_loads_both_subsets_and_parses_libs():
+    full = load_bigcodebench(FULL)
+    assert list(full) == ["BigCodeBench/0", "BigCodeBench/1", "BigCodeBench/2"]
+    assert full["BigCodeBench/0"].libs == ("collections",)  # stored as "['collections']"
+    assert list(load_bigcodebench_hard(HARD)) == ["BigCodeBench/1", "BigCodeBench/2"]
+
+
+def test_bad_rows_and_missing_files(tmp_path, monkeypatch):
+    row = json.loads(FULL.read_text().splitlines()[0])
+    path = tmp_path / "b.jsonl"
+    path.write_text(json.dumps({**row, "libs": "not a list", "test": 3}) + "\n")
+    with pytest.raises(InputFileError, match=r"b\.jsonl:1: .*malformed: test, libs$"):
+        load_bigcodebench(path)
+    with pytest.raises(
+        DatasetNotFoundError, match=r"CF_EVALS_BIGCODEBENCH_HARD=PATH.*bigcodebench-annotation"
+    ):
+        load_bigcodebench_hard()
+    monkeypatch.setenv("CF_EVALS_DATA_DIR", str(tmp_path))
+    (tmp_path / "BigCodeBench.jsonl").write_text(FULL.read_text())
+    assert len(load_bigcodebench()) == 3  # found under its official name in the data dir
+
+
+def test_program_calibration_and_prelude():
+    problem = load_bigcodebench(FULL)["BigCodeBench/0"]
+    body = "    return {}\n"
+    plain = bigcodebench_program(problem, body, calibrated=False)
+    assert plain == PRELUDE + problem.complete_prompt + body
+    calibrated = bigcodebench_program(problem, body)
+    assert calibrated == PRELUDE + problem.code_prompt + "\n    pass\n" + problem.complete_prompt + body
+    solution = "def task_func(text):\n    return {}\n"
+    assert bigcodebench_program(problem, "", solution=solution, calibrated=False) == PRELUDE + solution
+    job = bigcodebench_job(problem, body, timeout_s=12.0, memory_mb=2048)
+    assert (job.limits.timeout_s, job.limits.memory_mb, job.test) == (12.0, 2048, problem.test)
+
+
+def test_prompts():
+    problem = load_bigcodebench(FULL)["BigCodeBench/1"]
+    complete = bigcodebench_prompt(problem, "completion")
+    assert complete.text == problem.complete_prompt and "\nif __name__" in complete.stop
+    instruct = bigcodebench_prompt(problem, "instruct")
+    assert instruct.text == problem.instruct_prompt
+    answer = "Sure:\n```python\nimport os\ndef task_func(directory, extension):\n    return []\n```\n"
+    assert (
+        instruct.sample_fields(answer)["solution"]
+        == "import os\ndef task_func(directory, extension):\n    return []\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bcb")
+    problems = load_bigcodebench(FULL)
+    rows = [
+        {"task_id": t, "solution": p.complete_prompt + "\n" + p.canonical_solution, "kind": "reference"}
+        for t, p in problems.items()
+    ]
+    rows += [
+        # no import of Counter: passes only because calibration puts code_prompt's imports in front
+        {
+            "task_id": "BigCodeBench/0",
+            "kind": "needs-calibration",
+            "solution": "def task_func(text):\n    return dict(Counter(text.split()).most_common())\n",
+        },
+        {
+            "task_id": "BigCodeBench/0",
+            "kind": "wrong",
+            "completion": "    return dict(Counter(text.split()))\n",
+        },
+        {
+            "task_id": "BigCodeBench/1",
+            "kind": "ignores-mock",
+            "completion": "    return ['a.txt', 'c.txt']\n",
+        },
+        {
+            "task_id": "BigCodeBench/2",
+            "kind": "tampering",
+            "completion": "    import unittest\n    unittest.TestCase.run = lambda self, result=None: None\n",
+        },
+        {
+            "task_id": "BigCodeBench/2",
+            "kind": "dies",
+            "completion": "    import os\n    os.kill(os.getpid(), 9)\n",
+        },
+    ]
+    samples = tmp / "s.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    results = {}
+    for calibrated in (True, False):
+        ev = evaluate_file(
+            EvalConfig(
+                samples,
+                benchmark="bigcodebench",
+                problem_file=FULL,
+                ks=(1,),
+                workers=2,
+                timeout_s=30,
+                options={"calibrated": calibrated},
+                output_file=tmp / f"r-{calibrated}.jsonl",
+                report=False,
+            )
+        )
+        results[calibrated] = {
+            r["kind"] + (f"#{i}" if r["kind"] == "reference" else ""): (r["status"], r["result"])
+            for i, r in enumerate(json.loads(x) for x in ev.results_path.read_text().splitlines())
+        }
+    return results
+
+
+def test_references_pass_in_both_modes(judged):
+    for calibrated in (True, False):
+        refs = {k: v for k, v in judged[calibrated].items() if k.startswith("reference")}
+        assert len(refs) == 3 and all(status == "passed" for status, _ in refs.values()), refs
+
+
+def test_calibrated_mode_supplies_the_code_prompt(judged):
+    assert judged[True]["needs-calibration"][0] == "passed"
+    status, result = judged[False]["needs-calibration"]
+    assert status == "error" and "NameError: name 'Counter' is not defined" in result
+
+
+def test_wrong_programs_fail_with_the_test_named(judged):
+    status, result = judged[True]["wrong"]
+    assert status == "failed" and result.startswith("failed: TestCases.test_most_common_first fail")
+    status, result = judged[True]["ignores-mock"]
+    assert status == "failed" and "Expected 'listdir' to be called once. Called 0 times." in result
+
+
+def test_harness_defences_hold(judged):
+    status, result = judged[True]["tampering"]
+    assert status == "error" and result == "error: the program touches the test harness: TestCase, unittest"
+    status, result = judged[True]["dies"]
+    assert status == "error" and "killed by SIGKILL" in result  # no report, no pass
