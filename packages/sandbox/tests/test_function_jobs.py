@@ -109,6 +109,20 @@ def test_generators_cross_as_fresh_iterators(pool):
     assert pool.run(job(program, "assert list(f(3)) == [0, 1, 4]\n")).status is Status.PASSED
 
 
+def test_reading_stdin_ends_at_once(pool):
+    # Function-call children read /dev/null: input() fails fast instead of waiting for the timeout.
+    program = "import sys\ndef f():\n    return [sys.stdin.readline(), sys.stdin.read()]\n"
+    verdict = pool.run(job(program, "assert f() == ['', '']\n", limits=Limits(timeout_s=2)))
+    assert verdict.status is Status.PASSED and verdict.duration_s < 1
+
+
+def test_every_sample_draws_its_own_random_numbers(pool):
+    # Children are forks of one zygote; each one's generator is reseeded, so samples differ.
+    draw = job("import random\ndef f():\n    return random.random()\n", "x = f()\nassert x < 0, x\n")
+    messages = {v.message for v in pool.run_many([draw] * 6)}
+    assert len(messages) == 6, messages
+
+
 def test_unsendable_argument_is_a_sandbox_error(pool):
     verdict = pool.run(job("def f(g):\n    return g(1)\n", "assert f(lambda x: x) == 1\n"))
     assert verdict.status is Status.SANDBOX_ERROR and "cannot send" in verdict.message

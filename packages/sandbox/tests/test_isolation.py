@@ -66,6 +66,25 @@ def test_mount_namespace_root_is_read_only_and_work_dir_private(pool):
     assert probe(pool, "import os\nprint(sorted(os.listdir('/tmp')))") == []
 
 
+def test_work_dirs_left_dirty_are_replaced_by_fresh_mounts(pool):
+    # The zygote keeps a work-dir tmpfs across samples only while it is provably empty; anything left in
+    # it (files, hidden or unreadable dirs, symlinks, in /tmp or /dev/shm) gets a fresh mount instead.
+    dirty = ("import os\nos.makedirs('/tmp/.hidden/deep')\nopen('/tmp/.hidden/deep/f', 'w').write('x')\n"
+             "os.symlink('/etc/passwd', '/tmp/link')\nos.mkdir('/tmp/locked')\nos.chmod('/tmp/locked', 0)\n"
+             "open('/dev/shm/seg', 'wb').write(b'y' * 5000)\n"
+             "print([os.statvfs(p).f_files - os.statvfs(p).f_ffree for p in ('/tmp', '/dev/shm')])")
+    written = probe(pool, dirty)
+    assert written[0] >= 5 and written[1] >= 2  # the inodes really were created
+    fresh = ("import os\nprint([(sorted(os.listdir(p)), os.statvfs(p).f_files - os.statvfs(p).f_ffree,"
+             " os.statvfs(p).f_blocks - os.statvfs(p).f_bfree) for p in ('/tmp', '/dev/shm')])")
+    for _ in range(2 * pool.workers):  # every worker, whichever ran the dirty sample
+        assert probe(pool, fresh) == [([], 1, 0), ([], 1, 0)]
+
+
+def test_candidate_processes_get_a_high_oom_score(pool):
+    assert probe(pool, "print(open('/proc/self/oom_score_adj').read().strip())") == 1000
+
+
 def test_host_paths_outside_the_allow_list_do_not_exist(pool):
     missing = probe(pool, "import os\nprint([p for p in ('/root/.bashrc', '/work/main/packages', '/home', "
                           "'/var', '/etc/shadow', '/etc/hostname', '/run') if not os.path.exists(p)])")

@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coding_framework.sandbox.plain_data import DecodeError, EncodeError, decode, encode
+from coding_framework.sandbox.plain_data import (
+    DecodeError,
+    EncodeError,
+    decode,
+    decode_request,
+    encode,
+    encode_request,
+)
+from coding_framework.sandbox.proxy import decode_reply
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
 hashables = st.recursive(scalars, lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3),
@@ -102,3 +110,35 @@ def test_caps_on_depth_and_size():
 def test_malformed_or_foreign_bytes_are_rejected(payload):
     with pytest.raises(DecodeError):
         decode(payload, max_depth=100)
+
+
+@given(values)
+def test_requests_round_trip_with_exact_types(value):
+    frame = encode_request(value)
+    assert frame[:1] == b"M"  # plain values take the marshal path
+    assert same(decode_request(frame), value)
+
+
+def test_requests_with_ranges_or_iterators_fall_back_to_the_plain_encoding():
+    frame = encode_request((range(3), [1, 2]))
+    assert frame[:1] == b"P"
+    back = decode_request(frame)
+    assert back[0] == range(3) and type(back[1]) is list
+
+
+@pytest.mark.parametrize("value", [SneakyInt(3), (Ellipsis,), [lambda: 1], (1).__add__, {"k": object()},
+                                   compile("1", "<x>", "eval")])
+def test_requests_refuse_what_marshal_would_take_but_is_not_plain_data(value):
+    with pytest.raises(EncodeError, match="cannot cross"):
+        encode_request(value)
+
+
+def test_decoded_replies_share_immutable_values_only():
+    ok_list = encode(("ok", [1, 2]))
+    first, second = decode_reply(ok_list, 10), decode_reply(ok_list, 10)
+    first[1].append(3)
+    assert second == ("ok", [1, 2])  # a fresh list each time: the test may mutate what it gets
+    assert decode_reply(encode(("ok", (1, "a"))), 10) == ("ok", (1, "a"))
+    assert decode_reply(encode(("ok", (1, "a"))), 10) is decode_reply(encode(("ok", (1, "a"))), 10)
+    with pytest.raises(DecodeError):
+        decode_reply(encode(("ok", [[[1]]])), 2)  # the depth cap holds for every caller

@@ -36,6 +36,7 @@ MNT_DETACH = 2
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+PR_SET_NAME = 15
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
@@ -92,6 +93,12 @@ def prctl(option: int, arg: int = 0) -> None:
     _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl({option})")
 
 
+def set_process_name(name: str) -> None:
+    """The name `ps`, `top` and `perf` show for this process (truncated to 15 bytes)."""
+    buf = ctypes.create_string_buffer(name.encode()[:15])
+    _check(_libc.prctl(PR_SET_NAME, ctypes.addressof(buf), 0, 0, 0), "prctl(PR_SET_NAME)")
+
+
 _pylib = ctypes.PyDLL(None)  # PyDLL keeps the GIL held across the call, as os.fork does
 
 
@@ -136,29 +143,32 @@ def drop_capabilities() -> None:
 
 def drop_privileges(uid: int | None) -> None:
     """Become `uid` (all capabilities go with uid 0) or, with None, stay uid 0 of the user namespace
-    but hold no capabilities. Either way no_new_privs is set, so nothing can regain privileges."""
+    but hold no capabilities. The caller has no_new_privs set already (the zygote sets it once for all
+    its children), so nothing can regain privileges through execve."""
     if uid is not None:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     else:
         drop_capabilities()
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
-def apply_rlimits(*, cpu_s: int, memory_mb: int, max_processes: int, max_open_files: int,
-                  max_file_bytes: int) -> None:
-    """Lower this process's rlimits (soft = hard, so the candidate cannot raise them back)."""
-    mib = 1 << 20
+def apply_constant_rlimits() -> None:
+    """The limits every sample shares: no core dumps, no locked memory, no POSIX message queues."""
+    for limit in (resource.RLIMIT_CORE, resource.RLIMIT_MEMLOCK, resource.RLIMIT_MSGQUEUE):
+        resource.setrlimit(limit, (0, 0))
+
+
+def apply_job_rlimits(cpu_s: int, memory_mb: int, max_processes: int, max_open_files: int,
+                      max_file_bytes: int) -> None:
+    """Lower this process's per-job rlimits (soft = hard, so the candidate cannot raise them back)."""
+    setrlimit = resource.setrlimit
     # CPU: SIGXCPU at the soft limit, SIGKILL one second later if it is ignored.
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (memory_mb * mib, memory_mb * mib))
-    resource.setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
-    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+    setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
+    setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
+    setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
 
 
 # statvfs flags that a bind mount inherits and a read-only remount in a user namespace must keep.
@@ -285,18 +295,23 @@ def block_nested_namespaces() -> bool:
     return ok
 
 
-def mount_work_dirs(size_mb: int) -> None:
-    """Fresh, empty, size-capped tmpfs work dirs for the next sample (inside the sandbox root)."""
-    for work in WORK_DIRS:
-        mount("cf-sandbox-work", work, "tmpfs", MS_NOSUID | MS_NODEV,
-              f"size={size_mb}m,nr_inodes=16384,mode=1777")
+def mount_work_dir(path: str, size_mb: int) -> None:
+    """A fresh, empty, size-capped tmpfs at `path` (inside the sandbox root)."""
+    options = f"size={size_mb}m,nr_inodes=16384,mode=1777"
+    mount("cf-sandbox-work", path, "tmpfs", MS_NOSUID | MS_NODEV, options)
 
 
-def unmount_work_dirs() -> None:
-    """Drop the sample's work dirs; the memory is freed once no process uses them."""
-    for work in WORK_DIRS:
-        try:
-            umount(work, MNT_DETACH)
-        except OSError as exc:
-            if exc.errno != errno.EINVAL:  # EINVAL: nothing mounted there
-                raise
+def unmount_work_dir(path: str) -> None:
+    """Drop the tmpfs at `path`, if any; its memory is freed once no process uses it."""
+    try:
+        umount(path, MNT_DETACH)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # EINVAL: nothing mounted there
+            raise
+
+
+def usage(path: str) -> tuple[int, int]:
+    """(inodes, blocks) in use on the filesystem at `path`: equal to a fresh mount's exactly when
+    nothing has been left in it."""
+    st = os.statvfs(path)
+    return st.f_files - st.f_ffree, st.f_blocks - st.f_bfree

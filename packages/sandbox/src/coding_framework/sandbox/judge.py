@@ -28,7 +28,13 @@ from coding_framework.sandbox import plain_data, wire
 from coding_framework.sandbox.cgroups import WorkerCgroup
 from coding_framework.sandbox.isolation import SANDBOX_UID
 from coding_framework.sandbox.limits import Limits
-from coding_framework.sandbox.proxy import CandidateError, CandidateProxy, SandboxUsageError, describe
+from coding_framework.sandbox.proxy import (
+    CandidateError,
+    CandidateProxy,
+    SandboxUsageError,
+    decode_reply,
+    describe,
+)
 from coding_framework.sandbox.session import ChildSession, Stop, ZygoteLost, classify_exit
 from coding_framework.sandbox.verdict import Status
 
@@ -51,6 +57,7 @@ class Zygote:
         self.ctrl: socket.socket | None = None
         self.report: dict = {}
         self.workdir: str | None = None
+        self._ooms_seen = 0
         name = config.get("cgroup_name")
         self.cgroup = WorkerCgroup.create(name) if name else None
 
@@ -89,6 +96,7 @@ class Zygote:
         report["user_namespace"] = message.get("user_namespace", False)
         report["cgroup"] = f"v{self.cgroup.version}" if self.cgroup is not None else None
         self.report = report
+        self._ooms_seen = self.oom_kills()
 
     def _map_ids(self, message: dict) -> int | None:
         root = os.geteuid() == 0
@@ -111,31 +119,35 @@ class Zygote:
                 fh.write(f"0 {outer} 1\n")
         return None  # only one uid exists inside: the child stays uid 0 and drops every capability
 
-    def start_child(self, mode: str, limits: Limits, deadline: float) -> ChildSession:
+    def start_child(self, mode: bytes, limits: Limits, deadline: float) -> ChildSession:
         if self.cgroup is not None:
             self.cgroup.set_limits(limits.memory_mb, limits.max_processes)
         chan, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        in_r, in_w = os.pipe2(os.O_CLOEXEC)
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
-        spec = {"op": "run", "mode": mode, "limits": {
-            "cpu_s": limits.effective_cpu_s, "memory_mb": limits.memory_mb,
-            "max_processes": limits.max_processes, "max_open_files": limits.max_open_files,
-            "max_file_bytes": limits.max_file_bytes, "max_value_bytes": limits.max_value_bytes,
-            "max_value_depth": limits.max_value_depth}}
+        if mode == child_module.FUNCTION:
+            in_r = in_w = None  # the child reads the zygote's /dev/null
+            given = [theirs.fileno(), out_w, err_w]
+        else:
+            in_r, in_w = os.pipe2(os.O_CLOEXEC)
+            given = [theirs.fileno(), in_r, out_w, err_w]
+        record = wire.pack_run(mode, (limits.effective_cpu_s, limits.memory_mb, limits.max_processes,
+                                      limits.max_open_files, limits.max_file_bytes, limits.max_value_bytes,
+                                      limits.max_value_depth))
         try:
-            wire.send_control(self.ctrl, spec, [theirs.fileno(), in_r, out_w, err_w])
+            socket.send_fds(self.ctrl, [record], given)
         except OSError as exc:
             for fd in (in_w, out_r, err_r):
-                os.close(fd)
+                if fd is not None:
+                    os.close(fd)
             chan.close()
             raise ZygoteLost(f"the zygote is gone: {exc}") from exc
         finally:
             theirs.close()
-            for fd in (in_r, out_w, err_w):
+            for fd in given[1:]:
                 os.close(fd)
         return ChildSession(ctrl=self.ctrl, chan=chan, stdin_w=in_w, stdout_r=out_r, stderr_r=err_r,
-                            limits=limits, deadline=deadline)
+                            limits=limits, deadline=deadline, reports_exit=mode != child_module.FUNCTION)
 
     def stop(self) -> None:
         if self.ctrl is not None:
@@ -155,6 +167,13 @@ class Zygote:
         """The cgroup's OOM-kill count (0 without a cgroup): a signal the candidate cannot forge."""
         return self.cgroup.oom_kills() if self.cgroup is not None else 0
 
+    def new_oom_kills(self) -> bool:
+        """Whether the kernel OOM-killed anything in this worker's cgroup since the last call (the
+        previous sample's end, or start-up): one read per sample."""
+        count = self.oom_kills()
+        new, self._ooms_seen = count > self._ooms_seen, count
+        return new
+
     def close(self) -> None:
         self.stop()
         if self.cgroup is not None:
@@ -169,6 +188,7 @@ class Judge:
 
     def __init__(self, config: dict):
         self.zygote = Zygote(config)
+        self.alarm = _Alarm()
 
     def start(self) -> dict:
         self.zygote.start()
@@ -177,7 +197,7 @@ class Judge:
     def run(self, job: dict) -> dict:
         started = time.monotonic()
         try:
-            limits = Limits.from_dict(job["limits"])
+            limits = _limits(job["limits"])
             kind = job["kind"]
             if kind == "function":
                 result = self._run_function(job, limits, started)
@@ -207,15 +227,14 @@ class Judge:
     # -- function-call jobs ----------------------------------------------------------------------
     def _run_function(self, job: dict, limits: Limits, started: float) -> dict:
         deadline = started + limits.timeout_s
-        ooms = self.zygote.oom_kills()
-        session = self.zygote.start_child("function", limits, deadline)
+        session = self.zygote.start_child(child_module.FUNCTION, limits, deadline)
         sources = {"<setup>": job.get("setup", ""), "<test>": job["test"]}
         status, message = Status.PASSED, ""
-        alarm = _Alarm()
+        alarm = self.alarm
         try:
-            load = plain_data.encode(("load", job["program"], job["entry_point"]), max_bytes=1 << 30)
+            load = plain_data.encode_request((job["program"], job["entry_point"]), max_bytes=1 << 30)
             try:
-                reply = plain_data.decode(session.request(load), max_depth=4)
+                reply = decode_reply(session.request(load), 4)
             except (plain_data.DecodeError, RecursionError):
                 reply = None
             if type(reply) is tuple and reply[:1] == ("load_error",) and len(reply) == 3:
@@ -261,15 +280,14 @@ class Judge:
         if session.output_exceeded:
             status = Status.OUTPUT_LIMIT
             message = f"output exceeded the {limits.max_output_bytes}-byte limit"
-        if status is not Status.PASSED and self.zygote.oom_kills() > ooms:
+        if self.zygote.new_oom_kills() and status is not Status.PASSED:
             status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
         return make_result(session, status, message, started)
 
     # -- stdin/stdout programs -------------------------------------------------------------------
     def _run_program(self, job: dict, limits: Limits, started: float) -> dict:
         deadline = started + limits.timeout_s
-        ooms = self.zygote.oom_kills()
-        session = self.zygote.start_child("program", limits, deadline)
+        session = self.zygote.start_child(child_module.PROGRAM, limits, deadline)
         status, message = None, ""
         try:
             session.send(plain_data.encode(("program", job["program"], "main.py"), max_bytes=1 << 30))
@@ -295,11 +313,25 @@ class Judge:
                 status = Status.PASSED
             else:
                 status, message = compare_output(bytes(session.stdout), job["expected_stdout"])
-        if status is not Status.PASSED and status is not Status.MEMORY and self.zygote.oom_kills() > ooms:
+        if self.zygote.new_oom_kills() and status is not Status.PASSED and status is not Status.MEMORY:
             status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
         result = make_result(session, status, message, started)
         result["return_code"] = code if not info.get("killed") else None
         return result
+
+
+_limits_seen: dict[tuple, Limits] = {}
+
+
+def _limits(data: dict) -> Limits:
+    """Limits.from_dict, validated once per distinct set of values (jobs of a run share theirs)."""
+    key = tuple(data.items())
+    limits = _limits_seen.get(key)
+    if limits is None:
+        limits = Limits.from_dict(data)
+        if len(_limits_seen) < 256:
+            _limits_seen[key] = limits
+    return limits
 
 
 @functools.lru_cache(maxsize=512)
@@ -383,6 +415,7 @@ class _Alarm:
 
     def __init__(self):
         self.armed = False
+        signal.signal(signal.SIGALRM, self._fire)
 
     def _fire(self, signum, frame) -> None:
         if self.armed:
@@ -391,7 +424,6 @@ class _Alarm:
 
     def arm(self, deadline: float) -> None:
         self.armed = True
-        signal.signal(signal.SIGALRM, self._fire)
         # A little after the deadline: the session's own deadline check reports the common case.
         signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic() + 0.25))
 
@@ -401,6 +433,9 @@ class _Alarm:
 
 
 def main() -> None:
+    from coding_framework.sandbox.isolation import set_process_name
+
+    set_process_name("cf-judge")
     sock = socket.socket(fileno=int(sys.argv[1]))
     config = json.loads(wire.recv_frame(sock, 1 << 24))
     judge = Judge(config)

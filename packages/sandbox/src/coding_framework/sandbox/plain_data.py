@@ -13,16 +13,25 @@ Layout: one tag byte, then a payload. Lengths and counts are 4-byte big-endian u
   s <len><utf-8> str ('surrogatepass');  b <len><raw> bytes
   l t S z g <count><items>   list tuple set frozenset iterator
   d <count><key><value>...   dict;  r <int><int><int>  range(start, stop, step)
+
+That encoding is for what the untrusted child sends (replies), decoded by the trusted judge. The other
+direction (the judge's own arguments and the candidate's source, decoded by the child) may use
+`marshal` (`encode_request`/`decode_request`): exact plain-data values only, checked by the sender,
+and never unmarshalled by the trusted side. It is ~10x cheaper per call than this module's Python codec.
 """
 
 from __future__ import annotations
 
+import marshal
 import struct
 import types
 
 _U32 = struct.Struct(">I")
 _F64 = struct.Struct(">d")
 _C128 = struct.Struct(">dd")
+_TAG_U32 = struct.Struct(">cI")
+_TAG_F64 = struct.Struct(">cd")
+_u32_from = _U32.unpack_from
 MAX_INT_BYTES = 1 << 16  # ~158k decimal digits: more is a denial-of-service, not an answer
 
 
@@ -34,68 +43,68 @@ class DecodeError(ValueError):
     """The bytes are not a well-formed encoding within the caps."""
 
 
-_ITER_TYPES = (types.GeneratorType, type(iter([])), type(iter(())), type(iter("")), map, filter, zip,
-               enumerate, reversed, type(iter(range(0))), type(iter({}.items())), type(iter({}.keys())),
-               type(iter({}.values())), type(iter(set())))
+_ITER_TYPES = frozenset((types.GeneratorType, type(iter([])), type(iter(())), type(iter("")), map, filter,
+                         zip, enumerate, reversed, type(iter(range(0))), type(iter({}.items())),
+                         type(iter({}.keys())), type(iter({}.values())), type(iter(set()))))
+_SEQ_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
 
 
 def encode(value: object, *, max_bytes: int = 16 << 20, max_depth: int = 100) -> bytes:
     """Encode `value`; raises EncodeError naming the offending type or cap."""
-    out: list[bytes] = []
-    size = 0
+    out = bytearray()
+    extend = out.extend
+    pack = _TAG_U32.pack
 
-    def put(chunk: bytes) -> None:
-        nonlocal size
-        size += len(chunk)
-        if size > max_bytes:
-            raise EncodeError(f"value is larger than the {max_bytes}-byte cap")
-        out.append(chunk)
-
-    def seq(tag: bytes, items, depth: int) -> None:
-        items = list(items) if not isinstance(items, list | tuple) else items
-        put(tag + _U32.pack(len(items)))
-        for item in items:
-            walk(item, depth + 1)
+    def too_deep() -> EncodeError:
+        return EncodeError(f"value nests deeper than {max_depth} levels")
 
     def walk(v: object, depth: int) -> None:
-        if depth > max_depth:
-            raise EncodeError(f"value nests deeper than {max_depth} levels")
+        # Ordered by how often each type appears in benchmark answers; `type(v) is` never admits a
+        # subclass (bool is checked apart from int).
         t = type(v)
-        if v is None:
-            put(b"N")
-        elif t is bool:
-            put(b"T" if v else b"F")
+        if t is str:
+            data = v.encode("utf-8", "surrogatepass")
+            if len(out) + len(data) > max_bytes:
+                raise EncodeError(f"value is larger than the {max_bytes}-byte cap")
+            extend(pack(b"s", len(data)))
+            extend(data)
         elif t is int:
             n = (v.bit_length() + 8) // 8
             if n > MAX_INT_BYTES:
                 raise EncodeError(f"int of {v.bit_length()} bits is over the {MAX_INT_BYTES * 8}-bit cap")
-            put(b"i" + _U32.pack(n) + v.to_bytes(n, "big", signed=True))
+            extend(pack(b"i", n))
+            extend(v.to_bytes(n, "big", signed=True))
+        elif t is bool:
+            extend(b"T" if v else b"F")
         elif t is float:
-            put(b"f" + _F64.pack(v))
-        elif t is str:
-            data = v.encode("utf-8", "surrogatepass")
-            put(b"s" + _U32.pack(len(data)))
-            put(data)
-        elif t is list:
-            seq(b"l", v, depth)
-        elif t is tuple:
-            seq(b"t", v, depth)
+            extend(_TAG_F64.pack(b"f", v))
+        elif v is None:
+            extend(b"N")
+        elif t in _SEQ_TAGS:
+            if v and depth >= max_depth:
+                raise too_deep()
+            extend(pack(_SEQ_TAGS[t], len(v)))
+            for item in v:
+                walk(item, depth + 1)
         elif t is dict:
-            put(b"d" + _U32.pack(len(v)))
+            if v and depth >= max_depth:
+                raise too_deep()
+            extend(pack(b"d", len(v)))
             for key, item in v.items():
                 walk(key, depth + 1)
                 walk(item, depth + 1)
-        elif t is set:
-            seq(b"S", v, depth)
-        elif t is frozenset:
-            seq(b"z", v, depth)
         elif t is bytes:
-            put(b"b" + _U32.pack(len(v)))
-            put(v)
+            if len(out) + len(v) > max_bytes:
+                raise EncodeError(f"value is larger than the {max_bytes}-byte cap")
+            extend(pack(b"b", len(v)))
+            extend(v)
         elif t is complex:
-            put(b"c" + _C128.pack(v.real, v.imag))
+            extend(b"c")
+            extend(_C128.pack(v.real, v.imag))
         elif t is range:
-            put(b"r")
+            if depth >= max_depth:
+                raise too_deep()
+            extend(b"r")
             for part in (v.start, v.stop, v.step):
                 walk(part, depth + 1)
         elif t in _ITER_TYPES:
@@ -104,91 +113,162 @@ def encode(value: object, *, max_bytes: int = 16 << 20, max_depth: int = 100) ->
                 drained.append(item)
                 if len(drained) > max_bytes:
                     raise EncodeError(f"iterator yields more than {max_bytes} items")
-            seq(b"g", drained, depth)
+            if drained and depth >= max_depth:
+                raise too_deep()
+            extend(pack(b"g", len(drained)))
+            for item in drained:
+                walk(item, depth + 1)
         else:
             raise EncodeError(f"values of type {t.__module__}.{t.__qualname__} cannot cross the sandbox "
                               "boundary (plain built-in data only)")
+        if len(out) > max_bytes:
+            raise EncodeError(f"value is larger than the {max_bytes}-byte cap")
 
     walk(value, 0)
-    return b"".join(out)
+    return bytes(out)
 
 
 def decode(data: bytes, *, max_depth: int = 100) -> object:
     """Decode bytes made by `encode`; raises DecodeError on anything else."""
-    view = memoryview(data)
-    end = len(view)
+    buf = bytes(data)
+    end = len(buf)
     pos = 0
 
-    def take(n: int) -> memoryview:
-        nonlocal pos
-        if n > end - pos:
-            raise DecodeError(f"truncated: need {n} bytes at offset {pos}, have {end - pos}")
-        chunk = view[pos:pos + n]
-        pos += n
-        return chunk
+    def truncated(need: int) -> DecodeError:
+        return DecodeError(f"truncated: need {need} bytes at offset {pos}, have {end - pos}")
 
     def count(per_item: int) -> int:
-        n = _U32.unpack(take(4))[0]
+        nonlocal pos
+        if pos + 4 > end:
+            raise truncated(4)
+        n = _u32_from(buf, pos)[0]
+        pos += 4
         if n * per_item > end - pos:
             raise DecodeError(f"count {n} at offset {pos} exceeds the remaining {end - pos} bytes")
         return n
 
     def read(depth: int):
-        if depth > max_depth:
-            raise DecodeError(f"nesting deeper than {max_depth} levels")
-        tag = bytes(take(1))
-        if tag == b"N":
-            return None
-        if tag == b"T":
-            return True
-        if tag == b"F":
-            return False
-        if tag == b"i":
+        nonlocal pos
+        if pos >= end:
+            raise truncated(1)
+        tag = buf[pos]
+        pos += 1
+        if tag == 0x73:  # s
+            n = count(1)
+            pos += n
+            try:
+                return buf[pos - n:pos].decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError as exc:
+                raise DecodeError(f"invalid UTF-8 in str: {exc}") from None
+        if tag == 0x69:  # i
             n = count(1)
             if n > MAX_INT_BYTES:
                 raise DecodeError(f"int of {n} bytes is over the {MAX_INT_BYTES}-byte cap")
-            return int.from_bytes(take(n), "big", signed=True)
-        if tag == b"f":
-            return _F64.unpack(take(8))[0]
-        if tag == b"s":
-            try:
-                return str(take(count(1)), "utf-8", "surrogatepass")
-            except UnicodeDecodeError as exc:
-                raise DecodeError(f"invalid UTF-8 in str: {exc}") from None
-        if tag == b"b":
-            return bytes(take(count(1)))
-        if tag == b"c":
-            real, imag = _C128.unpack(take(16))
-            return complex(real, imag)
-        if tag in (b"l", b"t", b"S", b"z", b"g"):
-            items = [read(depth + 1) for _ in range(count(1))]
-            if tag == b"l":
+            pos += n
+            return int.from_bytes(buf[pos - n:pos], "big", signed=True)
+        if tag == 0x54:  # T
+            return True
+        if tag == 0x46:  # F
+            return False
+        if tag == 0x66:  # f
+            if pos + 8 > end:
+                raise truncated(8)
+            pos += 8
+            return _F64.unpack_from(buf, pos - 8)[0]
+        if tag == 0x4E:  # N
+            return None
+        if tag in _SEQ_CODES:
+            n = count(1)
+            if n and depth >= max_depth:
+                raise DecodeError(f"nesting deeper than {max_depth} levels")
+            items = [read(depth + 1) for _ in range(n)]
+            if tag == 0x6C:  # l
                 return items
-            if tag == b"t":
+            if tag == 0x74:  # t
                 return tuple(items)
-            if tag == b"g":
+            if tag == 0x67:  # g
                 return iter(items)
             try:
-                return set(items) if tag == b"S" else frozenset(items)
+                return set(items) if tag == 0x53 else frozenset(items)
             except TypeError as exc:
                 raise DecodeError(f"unhashable set element: {exc}") from None
-        if tag == b"d":
+        if tag == 0x64:  # d
+            n = count(2)
+            if n and depth >= max_depth:
+                raise DecodeError(f"nesting deeper than {max_depth} levels")
             out = {}
-            for _ in range(count(2)):
+            for _ in range(n):
                 key = read(depth + 1)
                 try:
                     out[key] = read(depth + 1)
                 except TypeError as exc:
                     raise DecodeError(f"unhashable dict key: {exc}") from None
             return out
-        if tag == b"r":
+        if tag == 0x62:  # b
+            n = count(1)
+            pos += n
+            return buf[pos - n:pos]
+        if tag == 0x63:  # c
+            if pos + 16 > end:
+                raise truncated(16)
+            pos += 16
+            return complex(*_C128.unpack_from(buf, pos - 16))
+        if tag == 0x72:  # r
+            if depth >= max_depth:
+                raise DecodeError(f"nesting deeper than {max_depth} levels")
             parts = [read(depth + 1) for _ in range(3)]
             if any(type(p) is not int for p in parts) or parts[2] == 0:
                 raise DecodeError("malformed range")
             return range(*parts)
-        raise DecodeError(f"unknown tag {tag!r} at offset {pos - 1}")
+        raise DecodeError(f"unknown tag {bytes([tag])!r} at offset {pos - 1}")
 
     value = read(0)
     if pos != end:
         raise DecodeError(f"{end - pos} trailing bytes after the value")
     return value
+
+
+_SEQ_CODES = frozenset(b"ltSzg")
+_MARSHAL_SCALARS = frozenset((type(None), bool, int, float, complex, str, bytes))
+_MARSHAL_SEQUENCES = frozenset((list, tuple, set, frozenset))
+
+
+def _marshallable(v: object, depth: int) -> bool:
+    """Exact plain-data types only, within `depth` levels (marshal would also take subclasses' values,
+    code objects and Ellipsis, none of which are plain data)."""
+    t = type(v)
+    if t in _MARSHAL_SCALARS:
+        return True
+    if depth <= 0:
+        return False
+    if t in _MARSHAL_SEQUENCES:
+        for item in v:  # noqa: SIM110 - a plain loop is ~2x faster than all() over a generator
+            if not _marshallable(item, depth - 1):
+                return False
+        return True
+    if t is dict:
+        for key, item in v.items():
+            if not (_marshallable(key, depth - 1) and _marshallable(item, depth - 1)):
+                return False
+        return True
+    return False
+
+
+def encode_request(value: object, *, max_bytes: int = 256 << 20, max_depth: int = 100) -> bytes:
+    """Encode a value of the TRUSTED side for the child: marshal when it holds only exact plain-data
+    types (the common case), else this module's encoding (ranges, iterators; or EncodeError)."""
+    if _marshallable(value, max_depth):
+        body = marshal.dumps(value)
+        if len(body) >= max_bytes:
+            raise EncodeError(f"value is larger than the {max_bytes}-byte cap")
+        return b"M" + body
+    return b"P" + encode(value, max_bytes=max_bytes, max_depth=max_depth)
+
+
+def decode_request(frame: bytes, *, max_depth: int = 100) -> object:
+    """Decode `encode_request`'s bytes. For the child only: marshal must never read untrusted bytes."""
+    if frame[:1] == b"M":
+        return marshal.loads(memoryview(frame)[1:])
+    if frame[:1] == b"P":
+        return decode(memoryview(frame)[1:], max_depth=max_depth)
+    raise DecodeError("not a request frame")

@@ -38,17 +38,48 @@ class CandidateProxy:
             raise session.fatal
         limits = session.limits
         try:
-            body = plain_data.encode(("call", args, kwargs), max_bytes=256 << 20,
-                                     max_depth=limits.max_value_depth + 2)
+            body = plain_data.encode_request((args, kwargs), max_bytes=256 << 20,
+                                             max_depth=limits.max_value_depth + 2)
         except (plain_data.EncodeError, RecursionError) as exc:
             raise SandboxUsageError(f"the test passed an argument the sandbox cannot send: {exc}") from None
         self.calls += 1
         frame = session.request(body)
         try:
-            reply = plain_data.decode(frame, max_depth=limits.max_value_depth + 2)
+            reply = decode_reply(frame, limits.max_value_depth + 2)
         except (plain_data.DecodeError, RecursionError) as exc:
             raise session.stop(Status.ERROR, f"the candidate sent a malformed reply: {exc}") from None
         return _unpack(session, reply)
+
+
+_IMMUTABLE_SCALARS = frozenset((type(None), bool, int, float, complex, str, bytes))
+_reply_cache: dict[tuple[bytes, int], object] = {}
+_REPLY_CACHE_ENTRIES = 4096
+_CACHED_FRAME_BYTES = 256
+
+
+def _immutable(value: object) -> bool:
+    t = type(value)
+    if t in _IMMUTABLE_SCALARS:
+        return True
+    if t is tuple or t is frozenset:
+        return all(_immutable(item) for item in value)
+    return False
+
+
+def decode_reply(frame: bytes, max_depth: int) -> object:
+    """plain_data.decode, remembering small immutable replies (True, 3, ("ok", "abc"), ...): the same
+    few answers come back for most calls, and decoding is the judge's biggest cost per call. Values
+    that could be mutated (lists, dicts, sets) are always built fresh."""
+    key = (frame, max_depth)
+    value = _reply_cache.get(key, _reply_cache)
+    if value is not _reply_cache:
+        return value
+    value = plain_data.decode(frame, max_depth=max_depth)
+    if len(frame) <= _CACHED_FRAME_BYTES and _immutable(value):
+        if len(_reply_cache) >= _REPLY_CACHE_ENTRIES:
+            _reply_cache.clear()
+        _reply_cache[key] = value
+    return value
 
 
 def describe(name: str, message: str) -> str:

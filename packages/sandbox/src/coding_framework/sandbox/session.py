@@ -23,6 +23,9 @@ from coding_framework.sandbox.verdict import Status
 _LEN = struct.Struct(">I")
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 _REPLY_OVERHEAD = 1 << 12
+_CHUNK = 1 << 20
+# Kinds of descriptor the poll loop serves.
+_OUT, _CHAN, _CTRL, _STDIN = range(4)
 
 
 class Stop(BaseException):
@@ -34,41 +37,52 @@ class Stop(BaseException):
         self.message = message
 
 
-class ChildSession:
-    """I/O with one sandboxed child. Every wait is bounded by `deadline` (time.monotonic())."""
+class ZygoteLost(RuntimeError):
+    """The zygote stopped answering; the judge restarts it."""
 
-    def __init__(self, *, ctrl: socket.socket, chan: socket.socket, stdin_w: int, stdout_r: int,
-                 stderr_r: int, limits: Limits, deadline: float):
+
+class ChildSession:
+    """I/O with one sandboxed child. Every wait is bounded by `deadline` (time.monotonic()).
+
+    `reports_exit`: the zygote tells us when the child exits by itself (program and unittest modes);
+    function-call children are only reaped at end(). `stdin_w` is None when the child has no stdin pipe.
+    """
+
+    def __init__(self, *, ctrl: socket.socket, chan: socket.socket, stdin_w: int | None, stdout_r: int,
+                 stderr_r: int, limits: Limits, deadline: float, reports_exit: bool = True):
         self.ctrl = ctrl
         self.chan = chan
         self.limits = limits
         self.deadline = deadline
-        self.started = time.monotonic()
+        self.reports_exit = reports_exit
         self.stdout = bytearray()
         self.stderr = bytearray()
         self._out_total = {stdout_r: 0, stderr_r: 0}
         self._out_buf = {stdout_r: self.stdout, stderr_r: self.stderr}
-        self._stdin_w: int | None = stdin_w
+        self._stdin_w = stdin_w
         self._stdin_pending = b""
         self._stdin_close_when_done = False
         self._rx = bytearray()
         self._tx = bytearray()
+        self._frame_cap = limits.max_value_bytes + _REPLY_OVERHEAD
         self.chan_closed = False
         self.exit_info: dict | None = None  # from the zygote: status, cpu_s, rss_kb, killed
         self.fatal: Stop | None = None  # the first Stop raised, even if test code swallowed it
         self.ended = False
         self._poll = select.poll()
-        self._fds: dict[int, str] = {}
+        self._fds: dict[int, int] = {}
+        self._chan_fd = chan.fileno()
         for fd in (stdout_r, stderr_r):
             os.set_blocking(fd, False)
-            self._register(fd, "out", _READ)
+            self._register(fd, _OUT, _READ)
         chan.setblocking(False)
-        self._register(chan.fileno(), "chan", _READ)
-        self._register(ctrl.fileno(), "ctrl", _READ)
-        os.set_blocking(stdin_w, False)
+        self._register(self._chan_fd, _CHAN, _READ)
+        self._register(ctrl.fileno(), _CTRL, _READ)
+        if stdin_w is not None:
+            os.set_blocking(stdin_w, False)
 
     # -- registration ----------------------------------------------------------------------------
-    def _register(self, fd: int, kind: str, events: int) -> None:
+    def _register(self, fd: int, kind: int, events: int) -> None:
         self._fds[fd] = kind
         self._poll.register(fd, events)
 
@@ -83,15 +97,27 @@ class ChildSession:
         self._stdin_pending = data
         self._stdin_close_when_done = True
         if self._stdin_w is not None:
-            self._register(self._stdin_w, "stdin", select.POLLOUT | select.POLLERR)
+            self._register(self._stdin_w, _STDIN, select.POLLOUT | select.POLLERR)
             if not data:
                 self._close_stdin()
 
     def send(self, body: bytes) -> None:
-        """Queue one frame for the child; it goes out while the session pumps."""
-        self._tx += _LEN.pack(len(body)) + body
-        if not self.chan_closed:
-            self._poll.modify(self.chan.fileno(), _READ | select.POLLOUT)
+        """Send one frame to the child, now if the socket takes it, else while the session pumps."""
+        data = _LEN.pack(len(body)) + body
+        if self.chan_closed:
+            return
+        if not self._tx:
+            try:
+                sent = self.chan.send(data)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                return  # the child is gone; receive() reports it
+            data = data[sent:]
+            if not data:
+                return
+        self._tx += data
+        self._poll.modify(self._chan_fd, _READ | select.POLLOUT)
 
     def request(self, body: bytes) -> bytes:
         """Send one frame and return the child's next frame."""
@@ -120,8 +146,14 @@ class ChildSession:
             if frame is not None:
                 return frame
             if self.chan_closed:
-                self._await_exit(grace_s=0.5)
-                raise self._stop(*self._classify_death("the candidate process ended during the call"))
+                if self.reports_exit:
+                    self._await_exit(grace_s=0.5)
+                else:
+                    self.end()
+                if self.exit_info is not None and self.exit_info.get("killed"):
+                    raise self._stop(Status.ERROR, "the candidate closed its channel during the call")
+                raise self._stop(*classify_exit(self.exit_info, self.limits,
+                                                "the candidate process ended during the call"))
             self._pump_once()
 
     def wait_exit(self) -> None:
@@ -137,34 +169,40 @@ class ChildSession:
         if self.ended:
             return
         self.ended = True
-        wire.send_control(self.ctrl, {"op": "end"})
+        try:
+            self.ctrl.send(wire.END)
+        except OSError as exc:
+            self.close()
+            raise ZygoteLost(f"the zygote is gone: {exc}") from exc
         limit = time.monotonic() + grace_s
         done = None
         while done is None:
             ready, _, _ = select.select([self.ctrl], [], [], wire.remaining(limit))
-            if not ready:
+            message = self._read_ctrl() if ready else None
+            if message is None:
+                self.close()
                 raise ZygoteLost("the zygote did not confirm the end of a sample")
-            message, fds = wire.recv_control(self.ctrl)
-            for fd in fds:
-                os.close(fd)
-            if message.get("op") == "exited":
+            if message["op"] == "exited":
                 self.exit_info = message
-            elif message.get("op") == "done":
+            else:
                 done = message
-        if self.exit_info is None or done.get("killed") is False:
+        if "error" in done:
+            self.close()
+            raise ZygoteLost(done["error"])
+        if self.exit_info is None or done["killed"] is False:
             self.exit_info = done
         # Every writer is dead now: whatever is left in the pipes is the complete output.
         for fd, kind in list(self._fds.items()):
-            if kind == "out":
+            if kind == _OUT:
                 self._drain(fd, final=True)
         self.close()
 
     def close(self) -> None:
         for fd, kind in list(self._fds.items()):
             self._unregister(fd)
-            if kind in ("out", "stdin"):
+            if kind in (_OUT, _STDIN):
                 _close_quietly(fd)
-        for fd in list(self._out_buf):
+        for fd in self._out_buf:
             _close_quietly(fd)
         if self._stdin_w is not None:
             _close_quietly(self._stdin_w)
@@ -173,7 +211,8 @@ class ChildSession:
 
     @property
     def output_exceeded(self) -> bool:
-        return any(total > self.limits.max_output_bytes for total in self._out_total.values())
+        cap = self.limits.max_output_bytes
+        return any(total > cap for total in self._out_total.values())
 
     # -- internals -------------------------------------------------------------------------------
     def _stop(self, status: Status, message: str) -> Stop:
@@ -183,17 +222,17 @@ class ChildSession:
         return stop
 
     def _take_frame(self) -> bytes | None:
-        if len(self._rx) < 4:
+        rx = self._rx
+        if len(rx) < 4:
             return None
-        (n,) = _LEN.unpack_from(self._rx)
-        cap = self.limits.max_value_bytes + _REPLY_OVERHEAD
-        if n > cap:
+        (n,) = _LEN.unpack_from(rx)
+        if n > self._frame_cap:
             raise self._stop(Status.ERROR,
-                             f"the candidate sent a reply of {n} bytes, over the {cap}-byte cap")
-        if len(self._rx) < 4 + n:
+                             f"the candidate sent a reply of {n} bytes, over the {self._frame_cap}-byte cap")
+        if len(rx) < 4 + n:
             return None
-        frame = bytes(self._rx[4:4 + n])
-        del self._rx[:4 + n]
+        frame = bytes(rx[4:4 + n])
+        del rx[:4 + n]
         return frame
 
     def _pump_once(self) -> None:
@@ -206,17 +245,26 @@ class ChildSession:
             return
         for fd, event in events:
             kind = self._fds.get(fd)
-            if kind == "out":
-                self._drain(fd)
-            elif kind == "chan":
+            if kind == _CHAN:
                 self._chan_io(event)
-            elif kind == "ctrl":
-                self._ctrl_message()
-            elif kind == "stdin":
+            elif kind == _OUT:
+                self._drain(fd)
+            elif kind == _CTRL:
+                message = self._read_ctrl()
+                if message is not None and message["op"] == "exited":
+                    self.exit_info = message
+            elif kind == _STDIN:
                 self._write_stdin()
         if self.output_exceeded:
             raise self._stop(Status.OUTPUT_LIMIT,
                              f"output exceeded the {self.limits.max_output_bytes}-byte limit")
+
+    def _read_ctrl(self) -> dict | None:
+        try:
+            data = self.ctrl.recv(wire.CONTROL_BYTES)
+        except OSError:
+            return None
+        return wire.parse_exit(data)
 
     def _drain(self, fd: int, final: bool = False) -> None:
         buf = self._out_buf[fd]
@@ -241,37 +289,28 @@ class ChildSession:
     def _chan_io(self, event: int) -> None:
         if event & select.POLLOUT and self._tx:
             try:
-                sent = self.chan.send(self._tx)
-                del self._tx[:sent]
+                del self._tx[:self.chan.send(self._tx)]
             except BlockingIOError:
                 pass
             except OSError:
                 self._tx.clear()
             if not self._tx:
-                self._poll.modify(self.chan.fileno(), _READ)
+                self._poll.modify(self._chan_fd, _READ)
         if event & (select.POLLIN | select.POLLHUP | select.POLLERR):
-            while True:
-                try:
-                    chunk = self.chan.recv(1 << 20)
-                except BlockingIOError:
-                    break
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    self.chan_closed = True
-                    self._unregister(self.chan.fileno())
-                    break
-                self._rx += chunk
-                if len(self._rx) > self.limits.max_value_bytes + 2 * _REPLY_OVERHEAD:
-                    self._take_frame()  # raises Stop for an oversize announced length
-                    break
-
-    def _ctrl_message(self) -> None:
-        message, fds = wire.recv_control(self.ctrl)
-        for fd in fds:
-            os.close(fd)
-        if message.get("op") == "exited":
-            self.exit_info = message
+            # One read per wake-up: the poll loop comes back if more is waiting.
+            try:
+                chunk = self.chan.recv(_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.chan_closed = True
+                self._unregister(self._chan_fd)
+                return
+            self._rx += chunk
+            if len(self._rx) > self._frame_cap + 2 * _REPLY_OVERHEAD:
+                self._take_frame()  # raises Stop for an oversize announced length
 
     def _write_stdin(self) -> None:
         if self._stdin_w is None:
@@ -299,14 +338,9 @@ class ChildSession:
         while self.exit_info is None and time.monotonic() < limit:
             ready, _, _ = select.select([self.ctrl], [], [], wire.remaining(limit))
             if ready:
-                self._ctrl_message()
-
-    def _classify_death(self, what: str) -> tuple[Status, str]:
-        return classify_exit(self.exit_info, self.limits, what)
-
-
-class ZygoteLost(RuntimeError):
-    """The zygote stopped answering; the judge restarts it."""
+                message = self._read_ctrl()
+                if message is not None and message["op"] == "exited":
+                    self.exit_info = message
 
 
 def classify_exit(info: dict | None, limits: Limits, what: str) -> tuple[Status, str]:

@@ -11,6 +11,7 @@ import secrets
 import time
 
 from coding_framework.sandbox import plain_data
+from coding_framework.sandbox.child import UNITTEST
 from coding_framework.sandbox.limits import Limits
 from coding_framework.sandbox.session import Stop
 from coding_framework.sandbox.unittest_harness import KEY_BYTES, mac
@@ -90,7 +91,7 @@ def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
         return early(Status.ERROR, f"the program touches the test harness: {', '.join(violations)}")
     key = secrets.token_bytes(KEY_BYTES)
     canary = f"CfCanary{secrets.token_hex(8)}"
-    session = judge.zygote.start_child("unittest", limits, started + limits.timeout_s)
+    session = judge.zygote.start_child(UNITTEST, limits, started + limits.timeout_s)
     reports: dict[str, tuple[str, str]] = {}
     status, message, problem = None, "", None
     try:
@@ -107,6 +108,8 @@ def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
         session.end()
     if status is None:
         status, message = _decide(expected, reports, canary, problem)
+    if judge.zygote.new_oom_kills() and status is not Status.PASSED:
+        status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
     return make_result(session, status, message, started)
 
 

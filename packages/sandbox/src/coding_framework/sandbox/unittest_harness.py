@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import socket
 import sys
 import types
 
@@ -33,7 +32,7 @@ def mac(key: bytes, seq: int, test_id: str, outcome: str) -> bytes:
     return hmac.new(key, f"{seq}\0{test_id}\0{outcome}".encode(), hashlib.sha256).digest()
 
 
-def run_in_child(chan: socket.socket) -> int:
+def run_in_child(chan: wire.FdChannel) -> int:
     """Runs in the sandboxed child: read key and sources, run the suite, report each test with a MAC."""
     import unittest
 
@@ -70,7 +69,7 @@ def _flatten(suite):
             yield item
 
 
-def _make_reporter(chan: socket.socket, key: bytes):
+def _make_reporter(chan: wire.FdChannel, key: bytes):
     counter = [0]
 
     def report(test_id: str, outcome: str, message: str) -> None:

@@ -17,6 +17,22 @@ _LEN = struct.Struct(">I")
 MAX_CONTROL_BYTES = 1 << 16
 MAX_FDS = 8
 
+# Per-sample control messages between the judge and the zygote are fixed binary records (start-up
+# messages are JSON): the zygote handles one pair per sample, and every object it builds between two
+# forks costs it copy-on-write page faults.
+# RUN: b"R", mode byte, the child's limits (cpu_s, memory_mb, max_processes, max_open_files,
+# max_file_bytes, max_value_bytes, max_value_depth); the child's descriptors ride along.
+_RUN = struct.Struct(">cc7q")
+# EXITED / DONE: kind, flags (1: status known, 2: killed by us, 4: bad request), status, cpu_s, rss_kb.
+_EXIT = struct.Struct(">cBidq")
+CONTROL_BYTES = 128
+END = b"E"
+EXITED = b"X"
+DONE = b"D"
+RUN_FDS = {b"f": 3, b"p": 4, b"u": 4}  # function-call children read /dev/null, the others a stdin pipe
+LIMIT_FIELDS = ("cpu_s", "memory_mb", "max_processes", "max_open_files", "max_file_bytes",
+                "max_value_bytes", "max_value_depth")
+
 
 class ChannelClosed(EOFError):
     """The other end closed the channel."""
@@ -28,6 +44,32 @@ class Deadline(TimeoutError):
 
 class FrameTooLarge(ValueError):
     """A frame announced more bytes than its cap."""
+
+
+class FdChannel:
+    """A blocking stream on a raw descriptor with the two methods the frame functions use.
+
+    The sandbox child's end of its channel: no socket object to build per sample, and reads are
+    buffered so a frame usually takes one system call instead of two (length, then body).
+    """
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self._buffer = b""
+
+    def recv(self, n: int) -> bytes:
+        if not self._buffer:
+            data = os.read(self.fd, max(n, 1 << 16))
+            if len(data) <= n:
+                return data
+            self._buffer = data
+        data, self._buffer = self._buffer[:n], self._buffer[n:]
+        return data
+
+    def sendall(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
 
 
 def send_frame(sock: socket.socket, body: bytes) -> None:
@@ -78,6 +120,50 @@ def recv_control(sock: socket.socket, timeout: float | None = None) -> tuple[dic
             os.close(fd)
         raise ChannelClosed("control channel closed")
     return json.loads(body), fds
+
+
+def pack_run(mode: bytes, limits: tuple[int, ...]) -> bytes:
+    return _RUN.pack(b"R", mode, *limits)
+
+
+def parse_run(data: bytes, n_fds: int) -> tuple[bytes, tuple[int, ...]] | None:
+    """(mode, limits) of a RUN record that came with the right number of descriptors, else None."""
+    if len(data) != _RUN.size:
+        return None
+    op, mode, *limits = _RUN.unpack(data)
+    if op != b"R" or RUN_FDS.get(mode) != n_fds:
+        return None
+    return mode, tuple(limits)
+
+
+def pack_exit(kind: bytes, status: int | None, cpu_s: float | None, rss_kb: int | None, killed: bool,
+              error: bool = False) -> bytes:
+    flags = (status is not None) | (killed << 1) | (error << 2)
+    return _EXIT.pack(kind, flags, status or 0, cpu_s or 0.0, rss_kb or 0)
+
+
+def parse_exit(data: bytes) -> dict | None:
+    """{"op": "exited" | "done", status, cpu_s, rss_kb, killed[, error]} or None if malformed."""
+    if len(data) != _EXIT.size:
+        return None
+    kind, flags, status, cpu_s, rss_kb = _EXIT.unpack(data)
+    if kind not in (EXITED, DONE):
+        return None
+    known = bool(flags & 1)
+    info = {"op": "exited" if kind == EXITED else "done", "status": status if known else None,
+            "cpu_s": cpu_s if known else None, "rss_kb": rss_kb if known else None, "killed": bool(flags & 2)}
+    if flags & 4:
+        info["error"] = "the zygote refused a malformed request"
+    return info
+
+
+def fds_of(ancdata: list) -> list[int]:
+    """The descriptors carried by recvmsg's ancillary data."""
+    fds: list[int] = []
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.extend(struct.unpack(f"{len(data) // 4}i", data[:len(data) - len(data) % 4]))
+    return fds
 
 
 def remaining(deadline: float) -> float:

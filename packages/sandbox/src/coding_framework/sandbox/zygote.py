@@ -13,6 +13,7 @@ work dirs, report.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import gc
 import importlib
@@ -21,8 +22,6 @@ import select
 import signal
 import socket
 import sys
-import threading
-import time
 
 from coding_framework.sandbox import child, isolation, unittest_harness, wire  # noqa: F401
 
@@ -96,9 +95,29 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     # As PID 1, a handler would let the candidate signal us; SIG_DFL makes init immune.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, signal.SIG_DFL)
-    if not namespaced:
+    # As init of the PID namespace, kill(-1) reaches every process of a sample; otherwise we make
+    # ourselves the subreaper of every orphan and kill them one by one.
+    init = namespaced and os.getpid() == 1
+    if not init:
         isolation.prctl(isolation.PR_SET_CHILD_SUBREAPER, 1)
-    child.prepare_zygote("/tmp" if namespaced else config["workdir"])
+    work = WorkDirs(config, namespaced)
+    os.chdir(work.cwd)
+    # Descriptors a request brings land on the lowest free numbers: with 0-3 taken, they are all above
+    # 3 and each child can move them onto 0-3 with one dup2 apiece.
+    for fd in range(4):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.dup2(ctrl.fileno(), fd, inheritable=False)
+    # Inherited by every child, so no child spends a system call on them: nothing it runs can gain
+    # privileges through execve, it is non-dumpable from birth (/proc/<pid>/{mem,fd,environ} stay
+    # root's), and the constant rlimits are in place. None of this hinders the zygote, which never
+    # executes a program, dumps core, locks memory or uses message queues.
+    isolation.prctl(isolation.PR_SET_NO_NEW_PRIVS, 1)
+    isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
+    isolation.apply_constant_rlimits()
+    child.prepare_zygote(work.cwd)
+    child.warm_up()
     wire.send_control(ctrl, {"op": "ready", "report": report})
     # Objects that exist now are never collected in children: a collection there would write to every
     # object header and copy every page of the zygote (copy-on-write), several ms per sample.
@@ -107,76 +126,125 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     isolation.release_free_heap()
     sys.stdout.flush()
     sys.stderr.flush()
+    _loop(ctrl, work, uid, init)
+
+
+def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> None:
+    """One iteration per sample. Everything the zygote touches between two forks is copied on write
+    (it shares every page with the running child), so this loop is kept to plain calls on few objects:
+    ~0.1 ms of page faults per sample that a chattier loop would multiply."""
+    recvmsg = ctrl.recvmsg
+    ancillary = socket.CMSG_SPACE(wire.MAX_FDS * 4)
+    raw_fork = isolation.fast_fork
     while True:
         try:
-            message, fds = wire.recv_control(ctrl)
-        except (wire.ChannelClosed, ConnectionError):
+            data, ancdata, _flags, _addr = recvmsg(wire.CONTROL_BYTES, ancillary)
+        except ConnectionError:
+            data, ancdata = b"", []
+        if not data:
             os._exit(0)
-        if message.get("op") != "run" or len(fds) != 4:
+        fds = wire.fds_of(ancdata)
+        request = wire.parse_run(data, len(fds))
+        if request is None:
             for fd in fds:
                 os.close(fd)
-            wire.send_control(ctrl, {"op": "done", "error": f"bad request {message.get('op')!r}"})
+            ctrl.send(wire.pack_exit(wire.DONE, None, None, None, False, error=True))
             continue
-        _run_one(ctrl, message, fds, config, uid=uid, namespaced=namespaced)
+        mode, limits = request
+        # A raw fork skips CPython's after-fork hooks; only valid while we have a single thread.
+        pid = raw_fork() if _thread._count() == 0 else os.fork()
+        if pid == 0:
+            child.start(fds, mode, limits, uid)  # never returns
+        for fd in fds:
+            os.close(fd)
+        # Function-call children never end on their own while the judge talks to them: the judge
+        # sends END when it is done or when their channel closes, so there is nothing to watch.
+        exited = _wait_for_end(ctrl, pid, init) if mode == child.FUNCTION else _watch(ctrl, pid, init)
+        if exited is None:
+            alive = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+            _kill_all(pid, init)
+            exited = _reap(pid, killed=alive)
+        else:
+            _kill_all(pid, init)
+        _reap_orphans(init)
+        work.reset()
+        ctrl.send(wire.pack_exit(wire.DONE, *exited))
 
 
-def _run_one(ctrl: socket.socket, message: dict, fds: list[int], config: dict, *, uid: int | None,
-             namespaced: bool) -> None:
-    limits = message["limits"]
-    if namespaced:
-        isolation.mount_work_dirs(config["work_mb"])
-        workdir = "/tmp"
-    else:
-        workdir = config["workdir"]
-    spec = {"mode": message["mode"], "limits": limits, "uid": uid, "workdir": workdir,
-            "namespaced": namespaced}
-    pid = isolation.fast_fork() if threading.active_count() == 1 else os.fork()
-    if pid == 0:
-        if "random" in sys.modules:
-            sys.modules["random"].seed()  # else every sample would draw the same numbers
-        child.run(fds, spec)  # never returns
-    for fd in fds:
-        os.close(fd)
-    # Under memory pressure the kernel must pick a candidate, never the zygote: one spreading its
-    # memory over many small processes would otherwise turn its verdict into a sandbox_error.
-    # Raising a score needs no privilege (lowering ours would need CAP_SYS_RESOURCE).
-    with contextlib.suppress(OSError), open(f"/proc/{pid}/oom_score_adj", "w") as fh:  # child may be gone
-        fh.write("1000")
-    started = time.monotonic()
+class WorkDirs:
+    """The candidate's writable directories, mounted once and checked after every sample.
+
+    Namespaced: /tmp and /dev/shm are size-capped tmpfs mounts of this zygote. A mount that a sample
+    left untouched (the kernel's inode and block counters are at their just-mounted values: nothing
+    exists in it) is reused as it is; one with anything in it is replaced by a fresh, empty mount before
+    the next sample. Without namespaces the single host work dir is emptied instead.
+    """
+
+    def __init__(self, config: dict, namespaced: bool):
+        self.namespaced = namespaced
+        self.size_mb = config["work_mb"]
+        self.cwd = "/tmp" if namespaced else config["workdir"]
+        self.paths = isolation.WORK_DIRS if namespaced else (self.cwd,)
+        self.clean: dict[str, tuple[int, int]] = {}
+        if namespaced:
+            for path in self.paths:
+                self._fresh_mount(path)
+
+    def _fresh_mount(self, path: str) -> None:
+        isolation.unmount_work_dir(path)
+        isolation.mount_work_dir(path, self.size_mb)
+        self.clean[path] = isolation.usage(path)
+
+    def reset(self) -> None:
+        """Make every work dir empty again; called once no process of the sample is left."""
+        for path in self.paths:
+            if not self.namespaced:
+                _empty_dir(path)
+            elif isolation.usage(path) != self.clean[path]:
+                self._fresh_mount(path)
+
+
+def _wait_for_end(ctrl: socket.socket, pid: int, init: bool) -> None:
+    """Block until the judge sends END (returns None: the child was not reaped yet)."""
+    while True:
+        try:
+            data = ctrl.recv(wire.CONTROL_BYTES)
+        except ConnectionError:
+            data = b""
+        if not data:
+            _kill_all(pid, init)
+            os._exit(0)
+        if data == wire.END:
+            return None
+
+
+def _watch(ctrl: socket.socket, pid: int, init: bool) -> tuple | None:
+    """Report the child's own exit as soon as it happens (programs are judged on it) until END;
+    returns the exit, or None if the child was still running at END."""
     pidfd = os.pidfd_open(pid)
     exited = None
     try:
         while True:
             ready, _, _ = select.select([ctrl, pidfd] if exited is None else [ctrl], [], [])
             if pidfd in ready and exited is None:
-                exited = _reap(pid)
-                wire.send_control(ctrl, {"op": "exited", **exited})
+                exited = _reap(pid, killed=False)
+                ctrl.send(wire.pack_exit(wire.EXITED, *exited))
                 continue
             try:
-                request, extra = wire.recv_control(ctrl)
-            except (wire.ChannelClosed, ConnectionError):
-                _kill_all(pid, namespaced)
+                data = ctrl.recv(wire.CONTROL_BYTES)
+            except ConnectionError:
+                data = b""
+            if not data:
+                _kill_all(pid, init)
                 os._exit(0)
-            for fd in extra:
-                os.close(fd)
-            if request.get("op") == "end":
-                break
+            if data == wire.END:
+                return exited
     finally:
         os.close(pidfd)
-    _kill_all(pid, namespaced)
-    if exited is None:
-        exited = _reap(pid)
-        exited["killed"] = True
-    _reap_orphans(namespaced)
-    if namespaced:
-        isolation.unmount_work_dirs()
-    else:
-        _empty_dir(workdir)
-    exited["elapsed_s"] = time.monotonic() - started
-    wire.send_control(ctrl, {"op": "done", **exited})
 
 
-def _reap(pid: int) -> dict:
+def _reap(pid: int, *, killed: bool) -> tuple:
+    """(status, cpu_s, rss_kb, killed) of our child `pid`, waiting for it to end."""
     while True:
         try:
             _, status, usage = os.wait4(pid, 0)
@@ -184,13 +252,12 @@ def _reap(pid: int) -> dict:
         except InterruptedError:
             continue
         except ChildProcessError:
-            return {"status": None, "cpu_s": None, "rss_kb": None, "killed": True}
-    return {"status": os.waitstatus_to_exitcode(status), "cpu_s": usage.ru_utime + usage.ru_stime,
-            "rss_kb": usage.ru_maxrss, "killed": False}
+            return None, None, None, True
+    return os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss, killed
 
 
-def _kill_all(pid: int, namespaced: bool) -> None:
-    if namespaced and os.getpid() == 1:
+def _kill_all(pid: int, init: bool) -> None:
+    if init:
         # From PID 1 this reaches every process of the namespace except ourselves.
         with contextlib.suppress(ProcessLookupError):
             os.kill(-1, signal.SIGKILL)
@@ -216,13 +283,14 @@ def _kill_all(pid: int, namespaced: bool) -> None:
                 os.waitpid(kid, 0)
 
 
-def _reap_orphans(namespaced: bool) -> None:
+def _reap_orphans(init: bool) -> None:
+    """Wait for every other process of the sample to be gone (as init: until we have no child)."""
     while True:
-        if namespaced and os.getpid() == 1:
+        if init:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(-1, signal.SIGKILL)
         try:
-            pid, _ = os.waitpid(-1, 0 if namespaced else os.WNOHANG)
+            pid, _ = os.waitpid(-1, 0 if init else os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
@@ -242,6 +310,7 @@ def _empty_dir(path: str) -> None:
 
 def bootstrap(fd: int) -> None:
     """`python -c` entry; `fd` is the control socket, whose first message is the config."""
+    isolation.set_process_name("cf-zygote")
     ctrl = socket.socket(fileno=fd)
     config, _ = wire.recv_control(ctrl, timeout=60)
     main(config, ctrl)
