@@ -195,3 +195,20 @@ def _gunzip_lines(path):
     import gzip
 
     return gzip.decompress(path.read_bytes()).decode().splitlines()
+
+
+def test_single_job_variant_runs_base_then_plus(oracle_cache):
+    """`evalplus_job` (one job, for rewards) gives the same verdicts as the two parts."""
+    from coding_framework.evals.datasets.evalplus import load_humaneval_plus
+    from coding_framework.evals.datasets.evalplus_jobs import evalplus_job
+    from coding_framework.evals.datasets.evalplus_oracle import attach_oracles
+    from coding_framework.sandbox import SandboxPool
+
+    problems = attach_oracles(load_humaneval_plus(HE_PLUS), cache_dir=oracle_cache)
+    crash = HUMANEVAL_PLUS_SAMPLES[6][1]
+    jobs = [evalplus_job(p, p.canonical_solution) for p in problems.values()]
+    jobs.append(evalplus_job(problems[T + "3"], crash))
+    with SandboxPool(workers=2) as pool:
+        verdicts = pool.run_many(jobs)
+    assert [v.status.value for v in verdicts] == ["passed"] * 4 + ["error"]
+    assert verdicts[-1].message == "IndexError: bytearray index out of range"

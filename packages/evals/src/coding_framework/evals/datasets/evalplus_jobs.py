@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import functools
 import marshal
+from collections.abc import Sequence
 from pathlib import Path
 
 from coding_framework.evals.datasets.evalplus import EvalPlusProblem, Oracle
@@ -39,22 +40,39 @@ def per_input_limits(
     return tuple(max(min_time_limit_s, time_limit_factor * t) for t in reference_s)
 
 
-def test_source(problem: EvalPlusProblem, part: str, limits_s: tuple[float, ...]) -> str:
-    """The trusted test of one part: data as a marshal literal, then the checker compiled under its
-    own file name (so a failure reads "AssertionError: plus input 3: ..." without test source)."""
+def trusted_test_source(problem: EvalPlusProblem, parts: Sequence[tuple[str, Sequence[float]]]) -> str:
+    """See `_trusted_test_source`; memoised, since the n samples of a task share one test."""
+    return _trusted_test_source(problem, tuple((name, tuple(limits)) for name, limits in parts))
+
+
+@functools.lru_cache(maxsize=1024)
+def _trusted_test_source(problem: EvalPlusProblem, parts: tuple[tuple[str, tuple[float, ...]], ...]) -> str:
+    """The trusted test of a job over `parts` ((name, per-input limits), in order): the data as a
+    marshal literal, then the checker compiled under its own file name (so a failure reads
+    "AssertionError: plus input 3: ..." without test source). Each part starts from the problem's
+    atol, as each of evalplus's `untrusted_check` calls does."""
     oracle = _oracle(problem)
-    inputs = (
-        list(getattr(problem, f"{part}_input")) if part != "all" else problem.base_input + problem.plus_input
-    )
-    expected = list(oracle.base + oracle.plus) if part == "all" else list(getattr(oracle, part))
-    data = (problem.dataset, problem.entry_point, part, inputs, expected, list(limits_s), problem.atol)
+    segments = [
+        (part, list(getattr(problem, f"{part}_input")), list(getattr(oracle, part)), list(limits))
+        for part, limits in parts
+    ]
+    data = (problem.dataset, problem.entry_point, problem.atol, segments)
     payload = base64.b64encode(marshal.dumps(data)).decode("ascii")
-    checker = _checker_source() + "\n\ndef check(candidate):\n    check_inputs(candidate, *_CF_ARGS)\n"
+    checker = _checker_source() + _CHECK
     return (
         "import base64 as _cf_b64, marshal as _cf_marshal\n"
         f"_CF_ARGS = _cf_marshal.loads(_cf_b64.b64decode({payload!r}))\n"
         f"exec(compile({checker!r}, '<evalplus-checker>', 'exec'))\n"
     )
+
+
+_CHECK = """
+
+def check(candidate):
+    dataset, entry_point, atol, segments = _CF_ARGS
+    for part, inputs, expected, limits in segments:
+        check_inputs(candidate, dataset, entry_point, part, inputs, expected, limits, atol)
+"""
 
 
 def _oracle(problem: EvalPlusProblem) -> Oracle:
@@ -95,7 +113,7 @@ def evalplus_jobs(
         jobs[part] = FunctionCallJob(
             program=program,
             entry_point=problem.entry_point,
-            test=test_source(problem, part, limits_s),
+            test=trusted_test_source(problem, [(part, limits_s)]),
             limits=Limits(timeout_s=wall, memory_mb=MEMORY_MB),
         )
     return jobs
@@ -116,14 +134,21 @@ def evalplus_job(
     if oracle.error:
         raise ValueError(f"{problem.task_id} cannot be scored: {oracle.error}")
     program = solution if solution is not None else problem.prompt + completion
-    limits_s = per_input_limits(
-        oracle.base_time_s + oracle.plus_time_s,
-        min_time_limit_s=min_time_limit_s,
-        time_limit_factor=time_limit_factor,
-    )
+    parts = [
+        (
+            part,
+            per_input_limits(
+                getattr(oracle, f"{part}_time_s"),
+                min_time_limit_s=min_time_limit_s,
+                time_limit_factor=time_limit_factor,
+            ),
+        )
+        for part in PARTS
+    ]
+    total = sum(sum(limits) for _, limits in parts)
     return FunctionCallJob(
         program=program,
         entry_point=problem.entry_point,
-        test=test_source(problem, "all", limits_s),
-        limits=Limits(timeout_s=min(timeout_s, sum(limits_s)) + 2.0, memory_mb=MEMORY_MB),
+        test=trusted_test_source(problem, parts),
+        limits=Limits(timeout_s=min(timeout_s, total) + 2.0, memory_mb=MEMORY_MB),
     )
