@@ -6,7 +6,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from coding_framework.cli import algorithms, evaluate, sandbox
+from coding_framework.cli import algorithms, evaluate, sandbox, train
 from coding_framework.cli.versions import installed_packages
 
 app = typer.Typer(
@@ -18,6 +18,7 @@ app = typer.Typer(
 algorithms.register(app)
 evaluate.register(app)
 sandbox.register(app)
+train.register(app)
 
 
 def _print_versions(value: bool) -> None:

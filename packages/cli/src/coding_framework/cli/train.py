@@ -1,0 +1,229 @@
+"""`coding-framework train`: RL post-training of a local model on the coding environment, on CPU or one GPU.
+
+With no arguments it runs the embedded default: the project's small model (models/tiny-coder), GRPO on
+generated train-split problems scored in the sandbox, held-out pass@1 measured before and after, every
+metric to the console, metrics.jsonl and MLflow, and RUN_DIR/summary.json at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+EXIT_BAD_INPUT = 1
+SUMMARY_FILE = "summary.json"
+HELDOUT_BEFORE_FILE = "heldout_before.json"
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def _pass_at_one(trainer, job) -> dict[str, Any]:
+    tasks = trainer.environment.heldout_tasks()
+    if job.heldout.n_problems is not None:
+        tasks = tasks[: job.heldout.n_problems]
+    result = trainer.evaluate_pass_at_1(
+        tasks, n_samples=job.heldout.n_samples, temperature=job.heldout.temperature
+    )
+    return {
+        "pass_at_1": result.pass_at_1,
+        "n_problems": result.n_tasks,
+        "n_samples": result.n_samples,
+        "seconds": result.seconds,
+        "per_task": result.per_task,
+    }
+
+
+def run_training(job, *, resume: bool = False, console: Console | None = None) -> dict[str, Any]:
+    """Train as `job` says and return the summary (also written to RUN_DIR/summary.json)."""
+    from transformers.utils import logging as hf_logging
+
+    from coding_framework.agents import CodingEnvironment
+    from coding_framework.cli.dataclass_config import as_dict
+    from coding_framework.monitor import MonitorConfig, RunLogger
+    from coding_framework.rl_core.engine import Trainer, latest_checkpoint
+
+    hf_logging.disable_progress_bar()  # weight-loading bars would interleave with the per-step lines
+    console = console or Console()
+    began = time.perf_counter()
+    run_dir = job.resolved_run_dir()
+    if resume and latest_checkpoint(run_dir) is None:
+        raise FileNotFoundError(f"--resume: {run_dir} holds no complete checkpoint to continue from")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    monitor = MonitorConfig(
+        run_dir=run_dir,
+        experiment=job.logging.experiment,
+        resume=resume,
+        mlflow=job.logging.mlflow,
+        wandb=job.logging.wandb,
+        prometheus=job.logging.prometheus,
+        console_every=job.logging.console_every,
+        console_metrics=("reward/mean", "pass_rate", "kl", "entropy", "time/step", "time/scoring_share"),
+    )
+    environment = CodingEnvironment(job.environment, workers=job.workers)
+    try:
+        with RunLogger(monitor, console=console) as logger:
+            logger.log_params(
+                {"job": as_dict(job), "model_path": str(job.model_path), "run_dir": str(run_dir)}
+            )
+            trainer = Trainer(
+                job.engine,
+                job.model_path,
+                environment,
+                run_dir,
+                on_metrics=lambda step, metrics: logger.log_metrics(metrics, step),
+                resume=resume,
+            )
+            before_path = run_dir / HELDOUT_BEFORE_FILE
+            if before_path.exists():
+                before = json.loads(before_path.read_text())
+            else:
+                console.print(f"measuring held-out pass@1 of {job.model_path} before training ...")
+                before = _pass_at_one(trainer, job)
+                _write_json(before_path, before)
+            trainer.run()
+            checkpoint = latest_checkpoint(run_dir)  # the trainer always checkpoints its last step
+            console.print("measuring held-out pass@1 after training ...")
+            after = _pass_at_one(trainer, job)
+            history = trainer.history
+            shares = [m["time/scoring_share"] for m in history if "time/scoring_share" in m]
+            step_times = [m["time/step"] for m in history if "time/step" in m]
+            summary = {
+                "algorithm": job.engine.algorithm,
+                "engine": as_dict(job.engine),
+                "model_path": str(job.model_path),
+                "seed": job.engine.seed,
+                "steps": trainer.step,
+                "wall_seconds": time.perf_counter() - began,
+                "reward_curve": [m.get("reward/mean") for m in history],
+                "pass_rate_curve": [m.get("pass_rate") for m in history],
+                "reward_time_share": (
+                    sum(m["time/scoring"] for m in history) / sum(step_times) if step_times else None
+                ),
+                "reward_time_share_per_step": shares,
+                "heldout": {
+                    "n_problems": after["n_problems"],
+                    "n_samples": after["n_samples"],
+                    "temperature": job.heldout.temperature,
+                    "pass_at_1_before": before["pass_at_1"],
+                    "pass_at_1_after": after["pass_at_1"],
+                },
+                "checkpoint": str(checkpoint),
+                "run_dir": str(run_dir),
+            }
+            _write_json(run_dir / SUMMARY_FILE, summary)
+            logger.log_metrics(
+                {
+                    "heldout/pass_at_1_before": before["pass_at_1"],
+                    "heldout/pass_at_1_after": after["pass_at_1"],
+                },
+                trainer.step,
+            )
+            logger.write_training_curves()
+            logger.log_artifact(run_dir / SUMMARY_FILE)
+    finally:
+        environment.close()
+    _print_summary(console, summary)
+    return summary
+
+
+def _print_summary(console: Console, summary: dict[str, Any]) -> None:
+    heldout = summary["heldout"]
+    table = Table(
+        title=f"held-out pass@1 ({heldout['n_problems']} problems never trained on)",
+        title_justify="left",
+        show_edge=False,
+    )
+    table.add_column("model")
+    table.add_column("pass@1", justify="right")
+    table.add_row("before", f"{heldout['pass_at_1_before']:.3f}")
+    table.add_row(
+        f"after {summary['steps']} steps of {summary['algorithm']}", f"{heldout['pass_at_1_after']:.3f}"
+    )
+    delta = heldout["pass_at_1_after"] - heldout["pass_at_1_before"]
+    table.add_row("change", f"{delta:+.3f}")
+    console.print(table)
+    share = summary["reward_time_share"]
+    console.print(
+        f"wall {summary['wall_seconds']:.0f} s; reward computation {share:.1%} of step time; "
+        f"checkpoint {summary['checkpoint']}"
+        if share is not None
+        else f"checkpoint {summary['checkpoint']}"
+    )
+    console.print(f"summary: {Path(summary['run_dir']) / SUMMARY_FILE}")
+
+
+def train(
+    overrides: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="key=value overrides of the job spec, e.g. engine.lr=1e-4 heldout.n_problems=60."
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="YAML job spec merged over the defaults.")
+    ] = None,
+    algorithm: Annotated[
+        str | None,
+        typer.Option("--algorithm", help="grpo (default), dr_grpo, rloo, reinforce_plus_plus, ppo, dapo."),
+    ] = None,
+    model_path: Annotated[
+        Path | None,
+        typer.Option("--model-path", help="Starting model: any local Hugging Face causal LM dir."),
+    ] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", min=1, help="Training steps.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of sampling, data order and init.")] = None,
+    run_dir: Annotated[
+        Path | None, typer.Option("--run-dir", help="Run directory (checkpoints, metrics).")
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the run in --run-dir from its newest checkpoint.")
+    ] = False,
+    save_every: Annotated[
+        int | None, typer.Option("--save-every", min=1, help="Checkpoint every N steps.")
+    ] = None,
+) -> None:
+    """Train a code model with RL from execution feedback; report held-out pass@1 before and after."""
+    from coding_framework.cli.dataclass_config import ConfigError
+    from coding_framework.cli.train_spec import build_job
+    from coding_framework.rl_core.engine import ModelDirError
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if resume and run_dir is None:
+        err.print("[bold red]error:[/] --resume needs --run-dir: the run directory to continue")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    engine = {
+        k: v
+        for k, v in {"max_steps": max_steps, "seed": seed, "save_every": save_every}.items()
+        if v is not None
+    }
+    flags: dict[str, Any] = {
+        k: str(v) for k, v in {"model_path": model_path, "run_dir": run_dir}.items() if v
+    }
+    if engine:
+        flags["engine"] = engine
+    try:
+        job = build_job(config_file=config, overrides=list(overrides or []), algorithm=algorithm, flags=flags)
+        if not job.model_path.is_dir():
+            raise ConfigError(
+                f"no model directory at {job.model_path}: pass --model-path DIR (a local Hugging Face causal "
+                "LM directory), or run from the repository root where models/tiny-coder lives"
+            )
+        run_training(job, resume=resume)
+    except (ConfigError, ModelDirError, FileExistsError, FileNotFoundError) as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)
