@@ -15,7 +15,8 @@ from coding_framework.evals.generation.driver import generate_samples
 from coding_framework.evals.generation.hf_backend import HFBackend, check_model_dir
 from coding_framework.evals.runner import EvalConfig, evaluate_file
 
-PROBLEMS = dict(list(load_humaneval().items())[:2])
+ALL = load_humaneval()
+PROBLEMS = dict(list(ALL.items())[:2])
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +61,22 @@ def test_driver_and_sandbox_end_to_end(model_dir, tmp_path):
     ev = evaluate_file(EvalConfig(path, ks=(1, 2), workers=1, limit=2, model=run.model, report=False))
     assert ev.summary.n_samples == 4 and ev.summary.model == "tiny-model"
     assert ev.summary.pass_at_k["pass@1"] == 0.0  # random weights write no working code
+
+
+def test_chat_template_makes_instruct_the_default(tmp_path):
+    template = "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}\n{% endfor %}<assistant>"
+    path = build_tiny_model(tmp_path / "chatty", chat_template=template)
+    backend = HFBackend(path, device="cpu")
+    assert backend.default_style == "instruct"
+    prompt = get_benchmark("humaneval").make_prompt(ALL["HumanEval/2"], "instruct")
+    ids = backend._encode(prompt)
+    assert backend.tokenizer.decode(ids[0]).startswith("<user>Please provide a self-contained Python script")
+    run = generate_samples(
+        get_benchmark("humaneval"),
+        {"HumanEval/2": ALL["HumanEval/2"]},
+        backend,
+        GenerationConfig(max_new_tokens=6),
+        tmp_path / "s.jsonl",
+    )
+    row = json.loads((tmp_path / "s.jsonl").read_text())
+    assert run.prompt_style == "instruct" and "solution" in row and row["completion"] == ""

@@ -72,15 +72,14 @@ class HFBackend:
         self.max_positions: int | None = getattr(model.config, "max_position_embeddings", None)
 
     def _encode(self, prompt: Prompt) -> Any:
+        """Token ids (1, T): a chat-templated instruct prompt (the template adds its own special
+        tokens), else the raw text with the tokenizer's usual special tokens."""
         if prompt.style == "instruct" and getattr(self.tokenizer, "chat_template", None):
             text = self.tokenizer.apply_chat_template(
                 prompt.messages, tokenize=False, add_generation_prompt=True
             )
-        else:
-            text = prompt.text
-        return self.tokenizer(text, return_tensors="pt", add_special_tokens=prompt.style != "instruct")[
-            "input_ids"
-        ]
+            return self.tokenizer(text, return_tensors="pt", add_special_tokens=False)["input_ids"]
+        return self.tokenizer(prompt.text, return_tensors="pt")["input_ids"]
 
     def generate(
         self, requests: Sequence[GenerationRequest], config: GenerationConfig
