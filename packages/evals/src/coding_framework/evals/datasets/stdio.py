@@ -38,8 +38,8 @@ STDIO_SOURCE = DataSource(
     title="stdin/stdout problems",
     env_var="CF_EVALS_STDIO",
     file_names=("stdio.jsonl", "stdio.jsonl.gz", "stdio.parquet"),
-    how_to_get="Use a CodeContests, APPS or VERL/PRIME-format file you prepared locally (see "
-    "tools/ for data preparation); nothing is downloaded at run time.",
+    how_to_get="Use a CodeContests, APPS or VERL/PRIME-format file (jsonl, json or parquet) prepared "
+    "locally; nothing is downloaded at run time.",
 )
 DEFAULT_TIMEOUT_S = 4.0  # per test, the APPS metric's limit
 _CODECONTESTS_PYTHON3 = 3
