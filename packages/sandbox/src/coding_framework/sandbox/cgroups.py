@@ -127,15 +127,18 @@ class WorkerCgroup:
 
 
 def remove_dirs(directories: list[str], wait_s: float = 3.0) -> None:
+    """rmdir each cgroup directory, retrying while its last processes finish dying (up to wait_s)."""
     limit = time.monotonic() + wait_s
     for directory in directories:
+        pause = 0.001
         while os.path.isdir(directory):
             try:
                 os.rmdir(directory)
             except OSError:
                 if time.monotonic() > limit:
                     break
-                time.sleep(0.01)
+                time.sleep(pause)
+                pause = min(2 * pause, 0.02)
 
 
 def find_dirs(name: str) -> list[str]:

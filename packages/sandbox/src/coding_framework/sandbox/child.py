@@ -20,14 +20,11 @@ import traceback
 import types
 
 from coding_framework.sandbox import isolation, plain_data, wire
+from coding_framework.sandbox.boot import SAFE_ENV
 
 CHAN_FD = 3
 FUNCTION, PROGRAM, UNITTEST = b"f", b"p", b"u"  # child modes, as RUN records name them
 SETUP_FAILED_EXIT = 125  # the child could not confine itself; the judge reports sandbox_error
-SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8", "USER": "sandbox", "LOGNAME": "sandbox", "OMP_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
 MAX_REQUEST_BYTES = 256 << 20
 MAX_FD = 1 << 20
 
@@ -135,9 +132,6 @@ DUMPABLE_AFTER_SETUID = True
 def start(fds: list[int], mode: bytes, limits: tuple[int, ...], uid: int | None) -> None:
     """Entry point in the forked child; never returns. `limits` as in wire.LIMIT_FIELDS."""
     try:
-        generator = sys.modules.get("random")
-        if generator is not None:
-            generator.seed()  # else every sample would draw the same numbers
         confine(fds, limits, uid)
     except BaseException as exc:
         try:

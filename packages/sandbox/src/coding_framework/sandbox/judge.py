@@ -1,9 +1,9 @@
 """The judge: one trusted worker process per core. It owns a zygote, starts one sandboxed child per
 job, runs the trusted side of the job (tests, comparisons) and decides the verdict.
 
-Run as `python -c "from coding_framework.sandbox.judge import main; main()" FD`; FD is a stream
-socket to the pool carrying length-prefixed JSON: the config first, then one job per frame, answered
-by one verdict per frame.
+Started by the pool through boot.judge_main, which hands over (serve) once the zygote is spawned. Its
+stream socket to the pool carries length-prefixed JSON: the config first, then one job per frame,
+answered by one verdict per frame.
 """
 
 from __future__ import annotations
@@ -14,17 +14,18 @@ import contextlib
 import functools
 import json
 import os
+import random
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import traceback
 
 from coding_framework.sandbox import child as child_module
-from coding_framework.sandbox import plain_data, wire
+from coding_framework.sandbox import plain_data, speculation, wire
+from coding_framework.sandbox.boot import spawn_zygote
 from coding_framework.sandbox.cgroups import WorkerCgroup
 from coding_framework.sandbox.isolation import SANDBOX_UID
 from coding_framework.sandbox.limits import Limits
@@ -38,10 +39,10 @@ from coding_framework.sandbox.proxy import (
 from coding_framework.sandbox.session import ChildSession, Stop, ZygoteLost, classify_exit
 from coding_framework.sandbox.verdict import Status
 
-SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_BOOT = ("import sys; sys.path.insert(0, {root!r}); "
-         "from coding_framework.sandbox.zygote import bootstrap; bootstrap({fd})")
 MAX_JOB_BYTES = 1 << 30
+# How long the recording run of a test may take (speculation.py); a slower test just sends fewer calls
+# ahead.
+RECORDING_BUDGET_S = 0.2
 
 
 class TrustedTimeout(BaseException):
@@ -61,17 +62,12 @@ class Zygote:
         name = config.get("cgroup_name")
         self.cgroup = WorkerCgroup.create(name) if name else None
 
-    def start(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    def start(self, spawned: tuple[subprocess.Popen, socket.socket] | None = None) -> None:
+        """Configure a zygote process, `spawned` already (boot.spawn_zygote) or started here."""
         if self.workdir is None:
             self.workdir = tempfile.mkdtemp(prefix="cf-sandbox-work-")
             os.chmod(self.workdir, 0o1777)
-        boot = _BOOT.format(root=SRC_ROOT, fd=theirs.fileno())
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", boot], pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, env=dict(child_module.SAFE_ENV), cwd="/",
-        )
-        theirs.close()
+        self.proc, ours = spawned or spawn_zygote()
         self.ctrl = ours
         if self.cgroup is not None:
             try:
@@ -190,8 +186,8 @@ class Judge:
         self.zygote = Zygote(config)
         self.alarm = _Alarm()
 
-    def start(self) -> dict:
-        self.zygote.start()
+    def start(self, spawned: tuple[subprocess.Popen, socket.socket] | None = None) -> dict:
+        self.zygote.start(spawned)
         return self.zygote.report
 
     def run(self, job: dict) -> dict:
@@ -226,15 +222,52 @@ class Judge:
 
     # -- function-call jobs ----------------------------------------------------------------------
     def _run_function(self, job: dict, limits: Limits, started: float) -> dict:
-        deadline = started + limits.timeout_s
+        sent_ahead = self._record_calls(job, limits, started + limits.timeout_s)
+        result = self._function_attempt(job, limits, started, started + limits.timeout_s, sent_ahead)
+        if result is None:
+            # The calls sent ahead did not match the test's (see speculation.py): the job again, in a
+            # fresh child, call by call, with a full time limit of its own.
+            result = self._function_attempt(job, limits, started, time.monotonic() + limits.timeout_s, [])
+        return result
+
+    def _record_calls(self, job: dict, limits: Limits, deadline: float) -> list[bytes]:
+        """The test's calls as a run against speculation.Recorder finds them (nothing is judged here)."""
+        recorder = speculation.Recorder(job["entry_point"], limits.max_value_depth + 2)
+        namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
+        state = random.getstate()  # the real run must draw the same numbers
+        try:
+            self.alarm.arm(min(deadline, time.monotonic() + RECORDING_BUDGET_S), speculation.EndRecording)
+            try:
+                exec(_compiled(job.get("setup", ""), "<setup>"), namespace)
+                namespace["candidate"] = namespace[job["entry_point"]] = recorder
+                exec(_compiled(job["test"], "<test>"), namespace)
+                check = namespace.get("check")
+                if callable(check):
+                    check(recorder)
+            except BaseException:  # the recording only ends; the real run reports what failed
+                pass
+            finally:
+                self.alarm.disarm()
+        except speculation.EndRecording:
+            pass  # the budget ran out just as the recording ended anyway
+        random.setstate(state)
+        return recorder.calls
+
+    def _function_attempt(self, job: dict, limits: Limits, started: float, deadline: float,
+                          sent_ahead: list[bytes]) -> dict | None:
+        """Run the job once; None when the calls sent ahead turn out not to be the test's."""
         session = self.zygote.start_child(child_module.FUNCTION, limits, deadline)
         sources = {"<setup>": job.get("setup", ""), "<test>": job["test"]}
         status, message = Status.PASSED, ""
         alarm = self.alarm
+        proxy = None
+        state = random.getstate()
         try:
-            load = plain_data.encode_request((job["program"], job["entry_point"]), max_bytes=1 << 30)
+            session.send(plain_data.encode_request((job["program"], job["entry_point"]), max_bytes=1 << 30))
+            for body in sent_ahead:
+                session.send(body)
             try:
-                reply = decode_reply(session.request(load), 4)
+                reply = decode_reply(session.receive(), 4)
             except (plain_data.DecodeError, RecursionError):
                 reply = None
             if type(reply) is tuple and reply[:1] == ("load_error",) and len(reply) == 3:
@@ -249,12 +282,14 @@ class Judge:
                 except Exception as exc:
                     what = describe(type(exc).__name__, str(exc))
                     raise SandboxUsageError(f"the setup code raised {what}") from exc
-                proxy = CandidateProxy(session, job["entry_point"])
+                proxy = CandidateProxy(session, job["entry_point"], sent_ahead)
                 namespace["candidate"] = namespace[job["entry_point"]] = proxy
                 exec(_compiled(job["test"], "<test>"), namespace)
                 check = namespace.get("check")
                 if callable(check):
                     check(proxy)
+        except speculation.Diverged:
+            pass
         except Stop as stop:
             status, message = stop.status, stop.message
         except TrustedTimeout:
@@ -275,12 +310,17 @@ class Judge:
         finally:
             alarm.disarm()
             session.end()
+        new_ooms = self.zygote.new_oom_kills()
+        if proxy is not None and (proxy.diverged or (proxy.unanswered_ahead
+                                                     and (session.output_exceeded or new_ooms))):
+            random.setstate(state)
+            return None
         if session.fatal is not None and status is not Status.FAILED:
             status, message = session.fatal.status, session.fatal.message
         if session.output_exceeded:
             status = Status.OUTPUT_LIMIT
             message = f"output exceeded the {limits.max_output_bytes}-byte limit"
-        if self.zygote.new_oom_kills() and status is not Status.PASSED:
+        if new_ooms and status is not Status.PASSED:
             status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
         return make_result(session, status, message, started)
 
@@ -420,27 +460,29 @@ class _Alarm:
     def _fire(self, signum, frame) -> None:
         if self.armed:
             self.armed = False
-            raise TrustedTimeout()
+            raise self.exception()
 
-    def arm(self, deadline: float) -> None:
+    def arm(self, deadline: float, exception: type[BaseException] | None = None) -> None:
+        """Raise `exception` in whatever runs at `deadline`; by default TrustedTimeout, a little after
+        the deadline (the session's own deadline check reports the common case)."""
+        self.exception = exception or TrustedTimeout
+        slack = 0.0 if exception else 0.25
         self.armed = True
-        # A little after the deadline: the session's own deadline check reports the common case.
-        signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic() + 0.25))
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, deadline - time.monotonic() + slack))
 
     def disarm(self) -> None:
         self.armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def main() -> None:
+def serve(sock: socket.socket, config: dict, spawned: tuple[subprocess.Popen, socket.socket]) -> None:
+    """The judge's life after boot.judge_main: start the zygote, say hello, judge jobs until EOF."""
     from coding_framework.sandbox.isolation import set_process_name
 
     set_process_name("cf-judge")
-    sock = socket.socket(fileno=int(sys.argv[1]))
-    config = json.loads(wire.recv_frame(sock, 1 << 24))
     judge = Judge(config)
     try:
-        hello = {"op": "hello", "report": judge.start()}
+        hello = {"op": "hello", "report": judge.start(spawned)}
     except Exception as exc:
         hello = {"op": "hello", "error": str(exc)}
     wire.send_frame(sock, json.dumps(hello).encode())
@@ -458,4 +500,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from coding_framework.sandbox.boot import judge_main
+
+    judge_main()

@@ -256,9 +256,12 @@ def _marshallable(v: object, depth: int) -> bool:
 
 def encode_request(value: object, *, max_bytes: int = 256 << 20, max_depth: int = 100) -> bytes:
     """Encode a value of the TRUSTED side for the child: marshal when it holds only exact plain-data
-    types (the common case), else this module's encoding (ranges, iterators; or EncodeError)."""
+    types (the common case), else this module's encoding (ranges, iterators; or EncodeError).
+    Deterministic: equal values (same types, same dict and set order) give equal bytes."""
     if _marshallable(value, max_depth):
-        body = marshal.dumps(value)
+        # Version 2: no back-references and no interning marks, so equal values always give equal
+        # bytes (the judge compares requests by their bytes).
+        body = marshal.dumps(value, 2)
         if len(body) >= max_bytes:
             raise EncodeError(f"value is larger than the {max_bytes}-byte cap")
         return b"M" + body

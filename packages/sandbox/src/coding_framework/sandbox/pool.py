@@ -14,14 +14,15 @@ import sys
 import threading
 import uuid
 import warnings
+from collections import deque
 from concurrent.futures import Future
-from queue import SimpleQueue
+from queue import Empty, SimpleQueue
 
 from coding_framework.sandbox import wire
+from coding_framework.sandbox.boot import JUDGE_BOOT, SRC_ROOT
 from coding_framework.sandbox.cgroups import find_dirs, remove_dirs, sweep_stale
 from coding_framework.sandbox.filesystem import default_hidden, default_visible
 from coding_framework.sandbox.jobs import FunctionCallJob, Job, ProgramJob, UnittestJob
-from coding_framework.sandbox.judge import SRC_ROOT
 from coding_framework.sandbox.limits import Limits
 from coding_framework.sandbox.report import IsolationReport, from_zygote
 from coding_framework.sandbox.verdict import Status, Verdict
@@ -38,7 +39,8 @@ DEFAULT_PRELOAD = ("math", "cmath", "re", "string", "collections", "itertools", 
 # Beyond the job's own timeout: start-up of the child and the final kill and drain.
 WATCHDOG_GRACE_S = 10.0
 DEFAULT_LIMITS = Limits()
-JUDGE_BOOT = "from coding_framework.sandbox.judge import main; main()"
+# Jobs waiting at each judge: the one it runs and the next one.
+PIPELINE = 2
 
 
 class SandboxStartError(RuntimeError):
@@ -49,8 +51,8 @@ class SandboxDegradedWarning(RuntimeWarning):
     """Some isolation layers are not available on this host."""
 
 
-def job_to_dict(job: Job, default_limits: Limits) -> dict:
-    limits = (job.limits or default_limits).to_dict()
+def job_to_dict(job: Job, limits: dict) -> dict:
+    """The judge's view of `job`; `limits` is its Limits (or the pool's) as a dict."""
     if isinstance(job, FunctionCallJob):
         return {"kind": "function", "program": job.program, "entry_point": job.entry_point, "test": job.test,
                 "setup": job.setup, "limits": limits}
@@ -67,10 +69,11 @@ def job_to_dict(job: Job, default_limits: Limits) -> dict:
 class _Worker:
     """One judge process, driven by one pool thread."""
 
-    def __init__(self, config: dict, index: int):
+    def __init__(self, config: dict, index: int, cpu: int | None):
         # Named by the pool, so that the pool can remove it even after killing a stuck judge.
         self.cgroup_name = f"cf-sandbox-{os.getpid()}-{index}-{uuid.uuid4().hex[:8]}"
-        self.config = {**config, "cgroup_name": self.cgroup_name if config.get("cgroups") else None}
+        self.config = {**config, "cgroup_name": self.cgroup_name if config.get("cgroups") else None,
+                       "cpu": cpu}
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.report: dict = {}
@@ -103,20 +106,29 @@ class _Worker:
             raise SandboxStartError(f"the sandbox could not start: {hello['error']}")
         self.report = hello["report"]
 
-    def run(self, job: dict, timeout_s: float) -> dict:
+    def send(self, job: bytes) -> None:
+        """Queue one JSON-encoded job at the judge (starting it first if needed)."""
         if self.sock is None:
             self.start()
         try:
-            wire.send_frame(self.sock, json.dumps(job).encode())
+            wire.send_frame(self.sock, job)
+        except OSError:
+            self.kill()
+            raise
+
+    def receive(self, timeout_s: float) -> tuple[dict, bool]:
+        """The verdict of the oldest job sent, and whether the judge survived it. A judge that does not
+        answer within the job's timeout plus a grace period is killed (with any jobs queued behind)."""
+        try:
             ready, _, _ = select.select([self.sock], [], [], timeout_s + WATCHDOG_GRACE_S)
             if not ready:
                 self.kill()
                 message = f"wall-clock limit of {timeout_s:g}s exceeded (the trusted test was killed)"
-                return {"status": Status.TIMEOUT.value, "message": message}
-            return json.loads(wire.recv_frame(self.sock, 1 << 31))
+                return {"status": Status.TIMEOUT.value, "message": message}, False
+            return json.loads(wire.recv_frame(self.sock, 1 << 31)), True
         except (wire.ChannelClosed, ConnectionError) as exc:
             self.kill()
-            return {"status": Status.SANDBOX_ERROR.value, "message": f"the sandbox worker died: {exc}"}
+            return {"status": Status.SANDBOX_ERROR.value, "message": f"the sandbox worker died: {exc}"}, False
 
     def kill(self) -> None:
         if self.sock is not None:
@@ -147,15 +159,19 @@ class SandboxPool:
     `hidden_paths` are extra host paths to cover inside the sandbox's read-only view (benchmark data);
     `visible_paths` are extra host paths to show (read-only). `preload` are modules imported once per
     worker before forking children. `use_namespaces=False` / `use_cgroups=False` switch those layers
-    off (for hosts where they misbehave; the report and the warning then say so).
+    off (for hosts where they misbehave; the report and the warning then say so). `pin_workers` ties
+    each worker (judge, zygote, children) to one core of this process's affinity set; None (default)
+    pins when there are no more workers than cores.
     """
 
     def __init__(self, workers: int | None = None, limits: Limits = DEFAULT_LIMITS, *,
                  preload: tuple[str, ...] = DEFAULT_PRELOAD, hidden_paths: tuple[str, ...] = (),
                  visible_paths: tuple[str, ...] = (), require_isolation: bool = False,
-                 use_namespaces: bool = True, use_cgroups: bool = True, work_dir_mb: int = 64):
+                 use_namespaces: bool = True, use_cgroups: bool = True, work_dir_mb: int = 64,
+                 pin_workers: bool | None = None):
+        cpus = sorted(os.sched_getaffinity(0))
         if workers is None:
-            workers = len(os.sched_getaffinity(0))
+            workers = len(cpus)
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             raise ValueError(f"workers must be a positive int or None (= cores), got {workers!r}")
         if not isinstance(limits, Limits):
@@ -173,7 +189,12 @@ class SandboxPool:
         if use_cgroups:
             with contextlib.suppress(OSError):
                 sweep_stale()  # left behind by pools whose process was killed
-        self._workers = [_Worker(config, i) for i in range(workers)]
+        # A worker's judge, zygote and children take turns (each waits for the other at every call), so
+        # on one core they hand over without waking another one; by default each worker gets its own.
+        if pin_workers is None:
+            pin_workers = workers <= len(cpus)
+        self._workers = [_Worker(config, i, cpus[i % len(cpus)] if pin_workers else None)
+                         for i in range(workers)]
         errors: list[BaseException] = []
 
         def start(worker: _Worker) -> None:
@@ -224,26 +245,62 @@ class SandboxPool:
         if self._closed:
             raise RuntimeError("this SandboxPool is closed")
         futures = []
+        encoded: dict[Limits, dict] = {}
         for job in jobs:
-            payload = job_to_dict(job, self.limits)
+            limits = job.limits or self.limits
+            if limits not in encoded:
+                encoded[limits] = limits.to_dict()
+            payload = job_to_dict(job, encoded[limits])
             future: Future = Future()
-            self._queue.put((payload, future))
+            self._queue.put((json.dumps(payload).encode(), float(encoded[limits]["timeout_s"]), future))
             futures.append(future)
         return [f.result() for f in futures]
 
     def _serve(self, worker: _Worker) -> None:
+        """Feed one worker: up to PIPELINE jobs sit at its judge, so that it starts the next job as soon
+        as it has answered one, without waiting for this thread to wake up and send it."""
+        pending: deque = deque()  # sent to the judge, oldest first
+        retry: deque = deque()  # sent to a judge that was then killed: to be sent again
+        closing = False
         while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            payload, future = item
+            while len(pending) < PIPELINE and (retry or not closing):
+                if retry:
+                    item = retry.popleft()
+                else:
+                    try:
+                        item = self._queue.get() if not pending else self._queue.get_nowait()
+                    except Empty:
+                        break
+                    if item is None:
+                        closing = True
+                        break
+                try:
+                    worker.send(item[0])
+                except BaseException as exc:
+                    item[2].set_result(Verdict(Status.SANDBOX_ERROR, f"sandbox worker failed: {exc}"))
+                    continue
+                pending.append(item)
+            if not pending:
+                if closing and not retry:
+                    return
+                continue
+            _payload, timeout_s, future = pending.popleft()
             try:
-                result = worker.run(payload, float(payload["limits"]["timeout_s"]))
+                result, alive = worker.receive(timeout_s)
                 future.set_result(Verdict.from_dict(result))
             except BaseException as exc:
+                alive = False
+                worker.kill()
                 future.set_result(Verdict(Status.SANDBOX_ERROR, f"sandbox worker failed: {exc}"))
+            if not alive:
+                retry.extend(pending)
+                pending.clear()
 
     def _close_workers(self) -> None:
+        for worker in self._workers:  # every judge sees EOF and shuts down at once
+            if worker.sock is not None:
+                worker.sock.close()
+                worker.sock = None
         for worker in self._workers:
             worker.close()
 

@@ -1,4 +1,5 @@
-"""The trusted stand-in for the candidate's function: each call is a plain-data round trip."""
+"""The trusted stand-in for the candidate's function: each call is a plain-data exchange with the child
+(a round trip, or an answer to a call sent ahead: see speculation.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import builtins
 
 from coding_framework.sandbox import plain_data
 from coding_framework.sandbox.session import ChildSession
+from coding_framework.sandbox.speculation import Diverged
 from coding_framework.sandbox.verdict import Status
 
 # Exceptions the candidate raises that tests may legitimately expect (pytest.raises, try/except).
@@ -24,26 +26,44 @@ class SandboxUsageError(Exception):
 class CandidateProxy:
     """Callable bound to `candidate` and the entry point's name in the trusted test namespace."""
 
-    def __init__(self, session: ChildSession, name: str):
+    def __init__(self, session: ChildSession, name: str, sent_ahead: list[bytes] = ()):
         self._session = session
         self.__name__ = self.__qualname__ = name
         self.calls = 0
+        self.diverged = False
+        # Requests already sent to the child, which answers them in order: call i must be exactly
+        # sent_ahead[i] for its answer to be the one a call-by-call run would get.
+        self._sent_ahead = sent_ahead
 
     def __repr__(self) -> str:
         return f"<sandboxed function {self.__name__}>"
+
+    @property
+    def unanswered_ahead(self) -> int:
+        """Requests sent ahead that the test never made (the child may have run them anyway)."""
+        return max(0, len(self._sent_ahead) - self.calls)
 
     def __call__(self, *args, **kwargs):
         session = self._session
         if session.fatal is not None:
             raise session.fatal
+        if self.diverged:
+            raise Diverged()
         limits = session.limits
         try:
             body = plain_data.encode_request((args, kwargs), max_bytes=256 << 20,
                                              max_depth=limits.max_value_depth + 2)
         except (plain_data.EncodeError, RecursionError) as exc:
             raise SandboxUsageError(f"the test passed an argument the sandbox cannot send: {exc}") from None
+        index = self.calls
         self.calls += 1
-        frame = session.request(body)
+        if index < len(self._sent_ahead):
+            if self.diverged or body != self._sent_ahead[index]:
+                self.diverged = True
+                raise Diverged()
+            frame = session.receive()
+        else:
+            frame = session.request(body)
         try:
             reply = decode_reply(frame, limits.max_value_depth + 2)
         except (plain_data.DecodeError, RecursionError) as exc:

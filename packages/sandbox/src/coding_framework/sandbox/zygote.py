@@ -136,6 +136,9 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> N
     recvmsg = ctrl.recvmsg
     ancillary = socket.CMSG_SPACE(wire.MAX_FDS * 4)
     raw_fork = isolation.fast_fork
+    # Children inherit the generator's state: reseeded after every sample (here, once the child is
+    # gone, rather than in each child, where touching it would cost copy-on-write faults).
+    generator = sys.modules.get("random")
     while True:
         try:
             data, ancdata, _flags, _addr = recvmsg(wire.CONTROL_BYTES, ancillary)
@@ -169,6 +172,8 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> N
         _reap_orphans(init)
         work.reset()
         ctrl.send(wire.pack_exit(wire.DONE, *exited))
+        if generator is not None:
+            generator.seed()
 
 
 class WorkDirs:

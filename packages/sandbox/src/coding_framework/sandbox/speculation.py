@@ -1,0 +1,85 @@
+"""Speculative batching of function calls: the judge learns a test's calls before the child runs.
+
+A function-call test usually makes its calls one after another with arguments that do not depend on
+earlier answers (`assert candidate(x) == y`, many times). Waiting for each answer costs a round trip
+between two processes (two wake-ups, ~0.1 ms here); most of a sample's wall time went there.
+
+So the judge first runs the trusted test against a `Recorder`, which answers every call with
+`PENDING` (equal to anything), and keeps each call's encoded arguments until the test stops, fails
+or the budget ends. The real run then sends all those calls right behind the program; the child
+answers them in order without waiting. The real test consumes the answers through `CandidateProxy`,
+which checks that each call it makes is byte for byte the recorded one. Consequences:
+
+- Every answer the test uses was computed by the child after exactly the calls the test made before
+  it, in the same order, so it is what a call-by-call run would have produced.
+- If the test makes a different call (`Diverged`), the attempt is dropped and the judge runs the job
+  again in a fresh child, call by call.
+- The child may answer recorded calls the real test never makes (it stopped early, or took another
+  branch). Those can only add output, CPU time and memory use after the test's last answer; the judge
+  re-runs call by call when such extra calls could have decided the verdict (output over the limit, an
+  OOM kill). Their output may still appear in the verdict's stdout/stderr.
+"""
+
+from __future__ import annotations
+
+from coding_framework.sandbox import plain_data
+
+MAX_CALLS = 512
+MAX_BYTES = 1 << 20
+
+
+class EndRecording(BaseException):
+    """Stops the recording run (a BaseException: test code's `except Exception` does not catch it)."""
+
+
+class Diverged(BaseException):
+    """The real test made a call other than the recorded one at the same position."""
+
+
+class _Pending:
+    """What the recorder answers: equal to anything, so `assert candidate(x) == y` goes on to the next
+    call. Anything else done with it (arithmetic, iteration, sending it back) ends the recording."""
+
+    __slots__ = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "<pending answer>"
+
+
+PENDING = _Pending()
+
+
+class Recorder:
+    """Stands in for the candidate during the recording run; `calls` are the encoded requests."""
+
+    def __init__(self, name: str, max_depth: int):
+        self.__name__ = self.__qualname__ = name
+        self.calls: list[bytes] = []
+        self._bytes = 0
+        self._max_depth = max_depth
+
+    def __repr__(self) -> str:
+        return f"<sandboxed function {self.__name__}>"
+
+    def __call__(self, *args, **kwargs):
+        if len(self.calls) >= MAX_CALLS:
+            raise EndRecording
+        try:
+            body = plain_data.encode_request((args, kwargs), max_bytes=MAX_BYTES, max_depth=self._max_depth)
+        except (plain_data.EncodeError, RecursionError):
+            raise EndRecording from None
+        self._bytes += len(body)
+        if self._bytes > MAX_BYTES:
+            raise EndRecording
+        self.calls.append(body)
+        return PENDING

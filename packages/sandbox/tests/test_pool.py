@@ -1,0 +1,33 @@
+"""The pool's dispatch: jobs queued at a judge, workers pinned to cores."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import GOOD, WRONG
+
+from coding_framework.sandbox import FunctionCallJob, ProgramJob, SandboxPool, Status
+
+AFFINITY = ProgramJob(program="import os\nprint(sorted(os.sched_getaffinity(0)))\n")
+
+
+def test_jobs_queued_behind_a_judge_that_dies_are_run_by_its_successor():
+    # The trusted test of the first job kills its own judge; the jobs already queued at that judge
+    # must still get their own verdicts from the restarted one.
+    suicide = FunctionCallJob(program="def f():\n    return 1\n", entry_point="f",
+                              test="import os\nos._exit(3)\n")
+    with SandboxPool(workers=1) as pool:
+        verdicts = pool.run_many([suicide, GOOD, WRONG, GOOD, WRONG])
+    assert verdicts[0].status is Status.SANDBOX_ERROR and "died" in verdicts[0].message
+    assert [v.status for v in verdicts[1:]] == [Status.PASSED, Status.FAILED] * 2
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to pin two workers apart")
+def test_each_worker_is_pinned_to_its_own_core_unless_asked_not_to():
+    cores = sorted(os.sched_getaffinity(0))
+    with SandboxPool(workers=2) as pinned:
+        seen = {v.stdout.strip() for v in pinned.run_many([AFFINITY] * 12)}
+    assert seen <= {str([core]) for core in cores[:2]} and len(seen) == 2, seen
+    with SandboxPool(workers=2, pin_workers=False) as free:
+        assert {v.stdout.strip() for v in free.run_many([AFFINITY] * 4)} == {str(cores)}

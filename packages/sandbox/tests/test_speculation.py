@@ -1,0 +1,72 @@
+"""Calls sent ahead of the test (speculation.py) give exactly the verdicts of a call-by-call run."""
+
+from __future__ import annotations
+
+import pytest
+
+from coding_framework.sandbox import FunctionCallJob, Limits, Status
+from coding_framework.sandbox.speculation import PENDING, Diverged, EndRecording, Recorder
+
+COUNTER = "calls = []\ndef f(x):\n    calls.append(x)\n    return [len(calls), x]\n"
+
+
+def job(program: str, test: str, **kwargs) -> FunctionCallJob:
+    return FunctionCallJob(program=program, entry_point="f", test=test, **kwargs)
+
+
+def test_recorder_keeps_each_calls_request_and_answers_pending():
+    recorder = Recorder("f", max_depth=10)
+    assert recorder(1, k=[2]) == "anything" and recorder(3) == 4
+    assert len(recorder.calls) == 2 and recorder.calls[0] != recorder.calls[1]
+    assert PENDING and PENDING == 0 and (PENDING != 0) is False
+    with pytest.raises(EndRecording):
+        recorder(lambda: 0)  # not plain data: the recording ends there
+    assert issubclass(EndRecording, BaseException) and issubclass(Diverged, BaseException)
+
+
+def test_a_stateful_candidate_sees_the_calls_in_the_order_the_test_makes_them(pool):
+    test = "for i in range(50):\n    assert f(i * 3) == [i + 1, i * 3]\n"
+    assert pool.run(job(COUNTER, test)).status is Status.PASSED
+
+
+def test_tests_drawing_random_numbers_get_the_same_numbers_in_both_runs(pool):
+    test = ("import random\nfor _ in range(40):\n    x = random.randint(0, 10 ** 9)\n"
+            "    assert f(x)[1] == x\n")
+    assert pool.run(job(COUNTER, test)).status is Status.PASSED
+
+
+def test_a_test_whose_calls_change_between_runs_is_run_again_call_by_call(pool):
+    # The trusted test counts its own runs in a module that outlives them: the recording run and the
+    # real run make different calls, so the real one diverges and the job runs once more, call by call,
+    # in a fresh child (whose counter starts again at one).
+    # Answers sent for the recorded calls would fail the first assertion; a run that stopped at the
+    # divergence would pass; the right verdict fails the second one.
+    test = ("import sys\nsys.cf_runs = getattr(sys, 'cf_runs', 0) + 1\n"
+            "assert f(sys.cf_runs) == [1, sys.cf_runs]\nassert f(0) == 'wrong'\n")
+    verdict = pool.run(job(COUNTER, test))
+    assert verdict.status is Status.FAILED and verdict.message == "assert f(0) == 'wrong'"
+
+
+def test_calls_after_a_failed_assertion_do_not_change_the_verdict(pool):
+    # The recording makes both calls (PENDING equals anything); the real test stops at the first one.
+    # In the real run the test waits before its first call (not while recording, which has a short
+    # budget), so by then the child has also run the second call, which floods stdout past the limit:
+    # that must not turn the verdict into output_limit.
+    flood = "def f(x):\n    if x == 2:\n        print('y' * (1 << 16))\n    return x\n"
+    test = ("import time\nif type(f).__name__ != 'Recorder':\n    time.sleep(0.3)\n"
+            "assert f(1) == 0\nassert f(2) == 2\n")
+    verdict = pool.run(job(flood, test, limits=Limits(max_output_bytes=1024)))
+    assert verdict.status is Status.FAILED and verdict.message == "assert f(1) == 0"
+
+
+def test_branches_taken_on_answers_follow_the_real_answers(pool):
+    # The recording takes the `==` branch (PENDING equals 5); the real test takes the other one.
+    test = ("if f(1)[1] == 5:\n    assert f(2) == 'never'\nelse:\n    assert f(3) == [2, 3]\n")
+    assert pool.run(job(COUNTER, test)).status is Status.PASSED
+
+
+def test_candidate_exceptions_reach_the_test_at_the_right_call(pool):
+    program = "def f(x):\n    if x < 0:\n        raise ValueError(x)\n    return x\n"
+    test = ("assert f(1) == 1\ntry:\n    f(-1)\nexcept ValueError as e:\n    assert e.args == (-1,)\n"
+            "else:\n    raise AssertionError('no exception')\nassert f(2) == 2\n")
+    assert pool.run(job(program, test)).status is Status.PASSED
