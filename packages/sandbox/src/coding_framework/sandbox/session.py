@@ -23,7 +23,10 @@ from coding_framework.sandbox.verdict import Status
 _LEN = struct.Struct(">I")
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 _REPLY_OVERHEAD = 1 << 12
-_CHUNK = 1 << 20
+# One receive buffer per judge process, reused by every session: a fresh 1 MiB bytes object per read
+# would be an mmap/mremap/munmap round of system calls each time.
+_RECV_BUFFER = bytearray(1 << 20)
+_RECV_VIEW = memoryview(_RECV_BUFFER)
 # Kinds of descriptor the poll loop serves.
 _OUT, _CHAN, _CTRL, _STDIN = range(4)
 
@@ -103,7 +106,11 @@ class ChildSession:
 
     def send(self, body: bytes) -> None:
         """Send one frame to the child, now if the socket takes it, else while the session pumps."""
-        data = _LEN.pack(len(body)) + body
+        self.send_frames([body])
+
+    def send_frames(self, bodies: list[bytes]) -> None:
+        """Send frames to the child in one write when the socket takes them, else while pumping."""
+        data = b"".join(part for body in bodies for part in (_LEN.pack(len(body)), body))
         if self.chan_closed:
             return
         if not self._tx:
@@ -299,16 +306,16 @@ class ChildSession:
         if event & (select.POLLIN | select.POLLHUP | select.POLLERR):
             # One read per wake-up: the poll loop comes back if more is waiting.
             try:
-                chunk = self.chan.recv(_CHUNK)
+                n = self.chan.recv_into(_RECV_BUFFER)
             except BlockingIOError:
                 return
             except OSError:
-                chunk = b""
-            if not chunk:
+                n = 0
+            if not n:
                 self.chan_closed = True
                 self._unregister(self._chan_fd)
                 return
-            self._rx += chunk
+            self._rx += _RECV_VIEW[:n]
             if len(self._rx) > self._frame_cap + 2 * _REPLY_OVERHEAD:
                 self._take_frame()  # raises Stop for an oversize announced length
 
