@@ -77,6 +77,17 @@ def test_bad_values_are_named(data, fragment):
         build(Outer, data)
 
 
+@dataclass(frozen=True)
+class Sinks:
+    mlflow: Literal["off", "auto", "on"] = "auto"
+
+
+@pytest.mark.parametrize(("text", "expected"), [("off", "off"), ("on", "on"), ("auto", "auto")])
+def test_yaml_booleans_become_literal_words(text, expected):
+    # YAML 1.1 parses on/off as booleans; a Literal field of words takes them back.
+    assert build(Sinks, parse_overrides([f"mlflow={text}"])).mlflow == expected
+
+
 def test_replace_keeps_other_fields_and_revalidates():
     base = Outer(seed=1, inner=Inner(lr=0.5, mode="b"))
     updated = replace(base, {"inner": {"lr": 0.25}})

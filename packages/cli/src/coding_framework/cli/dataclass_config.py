@@ -144,6 +144,10 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: {value!r} fits none of {tp}")
     if origin is Literal:
         allowed = get_args(tp)
+        if isinstance(value, bool) and value not in allowed:
+            # YAML 1.1 reads on/off/yes/no as booleans; give them back their words.
+            words = ("on", "yes", "true") if value else ("off", "no", "false")
+            value = next((w for w in words if w in allowed), value)
         if value not in allowed:
             raise ConfigError(f"{where}={value!r} is not allowed; use one of {', '.join(map(str, allowed))}")
         return value
