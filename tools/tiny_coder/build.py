@@ -60,13 +60,16 @@ def parse_args(argv: Sequence[str] | None = None) -> BuildConfig:
 
 
 def command_for(config: BuildConfig, steps: int | None = None) -> str:
-    """The command that rebuilds `config`'s model (with `steps` instead, for a candidate): only
-    non-default options, and none that change nothing in the model (candidates, evaluation output)."""
-    parts = [COMMAND_PREFIX, "--out", shlex.quote(config.out)]
+    """The command that rebuilds `config`'s model (with `steps` instead, for a candidate): --out,
+    --steps and --seed always, then only non-default options, leaving out those that change nothing in
+    the model (candidates, logging)."""
+    steps = config.steps if steps is None else steps
+    parts = [COMMAND_PREFIX, "--out", shlex.quote(config.out), "--steps", str(steps),
+             "--seed", str(config.seed)]
     defaults = BuildConfig(out="x")
-    skip = {"out", "save_at", "candidates", "log_every"}
+    skip = {"out", "steps", "seed", "save_at", "candidates", "log_every"}
     for field in dataclasses.fields(BuildConfig):
-        value = steps if field.name == "steps" and steps is not None else getattr(config, field.name)
+        value = getattr(config, field.name)
         if field.name in skip or value == getattr(defaults, field.name):
             continue
         flag = "--" + field.name.replace("_", "-")

@@ -108,7 +108,9 @@ def test_every_field_has_cli_help():
 def test_command_round_trips_through_the_flags():
     config = BuildConfig(out="models/tiny-coder", steps=321, seed=7, lr=1e-3, evaluate=False, **SMALL)
     command = command_for(config)
-    assert command.startswith(".venv/bin/python -m tools.tiny_coder.build --out models/tiny-coder")
+    assert command.startswith(".venv/bin/python -m tools.tiny_coder.build --out models/tiny-coder "
+                              "--steps 321 --seed 7 ")
     assert parse_args(shlex.split(command)[3:]) == config
     assert "--steps 5" in command_for(config, steps=5)
-    assert command_for(BuildConfig(out="o")) == ".venv/bin/python -m tools.tiny_coder.build --out o"
+    plain = ".venv/bin/python -m tools.tiny_coder.build --out o --steps 600 --seed 0"
+    assert command_for(BuildConfig(out="o", steps=600, log_every=7, save_at=(5,))) == plain
