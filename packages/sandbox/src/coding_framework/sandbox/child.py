@@ -197,6 +197,9 @@ def _exception_reply(exc: BaseException) -> tuple:
     return ("raise", name, _text(exc), kind, args)
 
 
+_READY_FRAME = wire.frame(plain_data.encode(("ready",)))
+
+
 def _serve_function(chan: wire.FdChannel, max_bytes: int, max_depth: int) -> int:
     program, entry_point = plain_data.decode_request(wire.recv_frame(chan, MAX_REQUEST_BYTES))
     # Not "__main__": like the official harnesses, `if __name__ == "__main__":` blocks do not run.
@@ -213,7 +216,7 @@ def _serve_function(chan: wire.FdChannel, max_bytes: int, max_depth: int) -> int
     except BaseException as exc:
         _send(chan, ("load_error", type(exc).__name__, _text(exc)), max_bytes, max_depth)
         return 1
-    _send(chan, ("ready",), max_bytes, max_depth)
+    chan.sendall(_READY_FRAME)
     while True:
         try:
             frame = wire.recv_frame(chan, MAX_REQUEST_BYTES)

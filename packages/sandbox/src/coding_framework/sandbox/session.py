@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import select
 import signal
@@ -76,7 +77,7 @@ class ChildSession:
         self._fds: dict[int, int] = {}
         self._chan_fd = chan.fileno()
         for fd in (stdout_r, stderr_r):
-            os.set_blocking(fd, False)
+            fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK)  # a fresh pipe's read end: no other flags
             self._register(fd, _OUT, _READ)
         chan.setblocking(False)
         self._register(self._chan_fd, _CHAN, _READ)

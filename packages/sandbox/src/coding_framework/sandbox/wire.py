@@ -72,6 +72,11 @@ class FdChannel:
             view = view[os.write(self.fd, view):]
 
 
+def frame(body: bytes) -> bytes:
+    """`body` with its length prefix."""
+    return _LEN.pack(len(body)) + body
+
+
 def send_frame(sock: socket.socket, body: bytes) -> None:
     """Send one frame (blocking)."""
     sock.sendall(_LEN.pack(len(body)) + body)
@@ -157,12 +162,21 @@ def parse_exit(data: bytes) -> dict | None:
     return info
 
 
+_FD_ARRAYS = [struct.Struct(f"{n}i") for n in range(MAX_FDS + 1)]
+
+
+def fds_message(fds: list[int]) -> tuple[int, int, bytes]:
+    """Ancillary data for sendmsg that passes `fds`."""
+    return socket.SOL_SOCKET, socket.SCM_RIGHTS, _FD_ARRAYS[len(fds)].pack(*fds)
+
+
 def fds_of(ancdata: list) -> list[int]:
     """The descriptors carried by recvmsg's ancillary data."""
     fds: list[int] = []
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.extend(struct.unpack(f"{len(data) // 4}i", data[:len(data) - len(data) % 4]))
+            n = min(len(data) // 4, MAX_FDS)
+            fds.extend(_FD_ARRAYS[n].unpack_from(data))
     return fds
 
 
