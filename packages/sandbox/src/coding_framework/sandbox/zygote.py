@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import functools
 import gc
 import importlib
 import os
@@ -139,6 +140,12 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> N
     # Children inherit the generator's state: reseeded after every sample (here, once the child is
     # gone, rather than in each child, where touching it would cost copy-on-write faults).
     generator = sys.modules.get("random")
+    reseed = None
+    if generator is not None:
+        import _random
+
+        # The C-level seed(None) (fresh bytes from the kernel), without random.Random.seed's checks.
+        reseed = functools.partial(_random.Random.seed, generator._inst)
     while True:
         try:
             data, ancdata, _flags, _addr = recvmsg(wire.CONTROL_BYTES, ancillary)
@@ -172,8 +179,8 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> N
         _reap_orphans(init)
         work.reset()
         ctrl.send(wire.pack_exit(wire.DONE, *exited))
-        if generator is not None:
-            generator.seed()
+        if reseed is not None:
+            reseed()
 
 
 class WorkDirs:
