@@ -117,6 +117,12 @@ def fast_fork() -> int:
     return pid
 
 
+def raw_fork_function():
+    """fast_fork's C function itself (returns the pid, or -1 with errno set): the zygote calls it
+    without a Python frame around it."""
+    return _pylib.fork
+
+
 def release_free_heap() -> None:
     """Give free malloc pages back to the kernel: fewer pages for every fork to map and unmap."""
     trim = getattr(_libc, "malloc_trim", None)

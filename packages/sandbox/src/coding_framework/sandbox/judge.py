@@ -2,8 +2,9 @@
 job, runs the trusted side of the job (tests, comparisons) and decides the verdict.
 
 Started by the pool through boot.judge_main, which hands over (serve) once the zygote is spawned. Its
-stream socket to the pool carries length-prefixed JSON: the config first, then one job per frame,
-answered by one verdict per frame.
+stream socket to the pool carries length-prefixed frames: the config and the hello as JSON, then one
+job per frame, answered by one verdict per frame, as marshal (only this package's trusted processes
+write to that socket).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import builtins
 import contextlib
 import functools
 import json
+import marshal
 import os
 import random
 import shutil
@@ -493,10 +495,10 @@ def serve(sock: socket.socket, config: dict, spawned: tuple[subprocess.Popen, so
     try:
         while True:
             try:
-                job = json.loads(wire.recv_frame(sock, MAX_JOB_BYTES))
+                job = marshal.loads(wire.recv_frame(sock, MAX_JOB_BYTES))
             except (wire.ChannelClosed, ConnectionError):
                 break
-            wire.send_frame(sock, json.dumps(judge.run(job)).encode())
+            wire.send_frame(sock, marshal.dumps(judge.run(job)))
     finally:
         judge.zygote.close()
 

@@ -135,8 +135,15 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> N
     (it shares every page with the running child), so this loop is kept to plain calls on few objects:
     ~0.1 ms of page faults per sample that a chattier loop would multiply."""
     recvmsg = ctrl.recvmsg
+    recv = ctrl.recv
+    send = ctrl.send
     ancillary = socket.CMSG_SPACE(wire.MAX_FDS * 4)
-    raw_fork = isolation.fast_fork
+    raw_fork = isolation.raw_fork_function()
+    fds_of, parse_run, pack_exit = wire.fds_of, wire.parse_run, wire.pack_exit
+    control_bytes, end, done, function_mode = wire.CONTROL_BYTES, wire.END, wire.DONE, child.FUNCTION
+    waitid, wait4, kill, close = os.waitid, os.wait4, os.kill, os.close
+    no_wait = os.WEXITED | os.WNOHANG | os.WNOWAIT
+    clean = work.clean_check()
     # Children inherit the generator's state: reseeded after every sample (here, once the child is
     # gone, rather than in each child, where touching it would cost copy-on-write faults).
     generator = sys.modules.get("random")
@@ -148,37 +155,62 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> N
         reseed = functools.partial(_random.Random.seed, generator._inst)
     while True:
         try:
-            data, ancdata, _flags, _addr = recvmsg(wire.CONTROL_BYTES, ancillary)
+            data, ancdata, _flags, _addr = recvmsg(control_bytes, ancillary)
         except ConnectionError:
             data, ancdata = b"", []
         if not data:
             os._exit(0)
-        fds = wire.fds_of(ancdata)
-        request = wire.parse_run(data, len(fds))
+        fds = fds_of(ancdata)
+        request = parse_run(data, len(fds))
         if request is None:
             for fd in fds:
-                os.close(fd)
-            ctrl.send(wire.pack_exit(wire.DONE, None, None, None, False, error=True))
+                close(fd)
+            send(pack_exit(done, None, None, None, False, error=True))
             continue
         mode, limits = request
         # A raw fork skips CPython's after-fork hooks; only valid while we have a single thread.
         pid = raw_fork() if _thread._count() == 0 else os.fork()
         if pid == 0:
             child.start(fds, mode, limits, uid)  # never returns
+        if pid < 0:
+            for fd in fds:
+                close(fd)
+            send(pack_exit(done, None, None, None, False, error=True))
+            continue
         for fd in fds:
-            os.close(fd)
-        # Function-call children never end on their own while the judge talks to them: the judge
-        # sends END when it is done or when their channel closes, so there is nothing to watch.
-        exited = _wait_for_end(ctrl, pid, init) if mode == child.FUNCTION else _watch(ctrl, pid, init)
-        if exited is None:
-            alive = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
-            _kill_all(pid, init)
-            exited = _reap(pid, killed=alive)
+            close(fd)
+        if mode == function_mode and init:
+            # The common case, inline: until the child is dead every page this loop writes is copied.
+            # Function-call children never end on their own while the judge talks to them: the judge
+            # sends END when it is done or when their channel closes, so there is nothing to watch.
+            while True:
+                try:
+                    data = recv(control_bytes)
+                except ConnectionError:
+                    data = b""
+                if not data:
+                    _kill_all(pid, init)
+                    os._exit(0)
+                if data == end:
+                    break
+            alive = waitid(os.P_PID, pid, no_wait) is None
+            with contextlib.suppress(ProcessLookupError):
+                kill(-1, signal.SIGKILL)
+            _, status, usage = wait4(pid, 0)
+            exited = (os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+                      alive)
         else:
-            _kill_all(pid, init)
+            exited = _wait_for_end(ctrl, pid, init) if mode == function_mode else _watch(ctrl, pid, init)
+            if exited is None:
+                alive = waitid(os.P_PID, pid, no_wait) is None
+                _kill_all(pid, init)
+                exited = _reap(pid, killed=alive)
+            else:
+                _kill_all(pid, init)
         _reap_orphans(init)
-        work.reset()
-        ctrl.send(wire.pack_exit(wire.DONE, *exited))
+        if not clean():
+            work.reset()
+        send(pack_exit(done, *exited))
         if reseed is not None:
             reseed()
 
@@ -206,6 +238,22 @@ class WorkDirs:
         isolation.unmount_work_dir(path)
         isolation.mount_work_dir(path, self.size_mb)
         self.clean[path] = isolation.usage(path)
+
+    def clean_check(self):
+        """A function telling whether every work dir is as freshly made (namespaced) — cheap enough to
+        call after each sample; without namespaces the host work dir is always emptied (False)."""
+        if not self.namespaced:
+            return lambda: False
+        statvfs, clean = os.statvfs, self.clean
+
+        def clean_now() -> bool:
+            for path, (inodes, blocks) in clean.items():
+                st = statvfs(path)
+                if st.f_files - st.f_ffree != inodes or st.f_blocks - st.f_bfree != blocks:
+                    return False
+            return True
+
+        return clean_now
 
     def reset(self) -> None:
         """Make every work dir empty again; called once no process of the sample is left."""
