@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from coding_framework.sandbox import FunctionCallJob, Limits, Status
-from coding_framework.sandbox.speculation import PENDING, Diverged, EndRecording, Recorder
+from coding_framework.sandbox.speculation import PENDING, Diverged, EndRecording, Recorder, clock_names
 
 COUNTER = "calls = []\ndef f(x):\n    calls.append(x)\n    return [len(calls), x]\n"
 
@@ -22,6 +22,13 @@ def test_recorder_keeps_each_calls_request_and_answers_pending():
     with pytest.raises(EndRecording):
         recorder(lambda: 0)  # not plain data: the recording ends there
     assert issubclass(EndRecording, BaseException) and issubclass(Diverged, BaseException)
+
+
+def test_trusted_code_naming_a_clock_anywhere_is_found():
+    assert not clock_names(compile("assert f(1) == 2\nfor i in range(3):\n    f(i)\n", "<t>", "exec"))
+    nested = "def check(c):\n    def timed(x):\n        import time\n        return time.monotonic()\n"
+    assert clock_names(compile(nested, "<t>", "exec"))
+    assert clock_names(compile("from timeit import default_timer\n", "<t>", "exec"))
 
 
 def test_a_stateful_candidate_sees_the_calls_in_the_order_the_test_makes_them(pool):
@@ -53,7 +60,8 @@ def test_calls_after_a_failed_assertion_do_not_change_the_verdict(pool):
     # budget), so by then the child has also run the second call, which floods stdout past the limit:
     # that must not turn the verdict into output_limit.
     flood = "def f(x):\n    if x == 2:\n        print('y' * (1 << 16))\n    return x\n"
-    test = ("import time\nif type(f).__name__ != 'Recorder':\n    time.sleep(0.3)\n"
+    # A wait that names no clock (a test naming one is never sent ahead; see the timing tests below).
+    test = ("if type(f).__name__ != 'Recorder':\n    __import__('select').select([], [], [], 0.3)\n"
             "assert f(1) == 0\nassert f(2) == 2\n")
     verdict = pool.run(job(flood, test, limits=Limits(max_output_bytes=1024)))
     assert verdict.status is Status.FAILED and verdict.message == "assert f(1) == 0"
@@ -70,3 +78,25 @@ def test_candidate_exceptions_reach_the_test_at_the_right_call(pool):
     test = ("assert f(1) == 1\ntry:\n    f(-1)\nexcept ValueError as e:\n    assert e.args == (-1,)\n"
             "else:\n    raise AssertionError('no exception')\nassert f(2) == 2\n")
     assert pool.run(job(program, test)).status is Status.PASSED
+
+
+SLOW_SECOND = ("def f(x):\n    if x == 2:\n        __import__('select').select([], [], [], 0.3)\n"
+               "    return x\n")
+# Between its two calls the real test waits (not the recording run, which has a short budget), so a
+# second call sent ahead would be answered already.
+PAUSE = ("f(1)\nif type(f).__name__ != 'Recorder':\n    __import__('select').select([], [], [], 0.4)\n")
+
+
+def test_tests_that_time_the_candidate_see_the_real_duration_of_each_call(pool):
+    test = PAUSE + ("import time\nstart = time.perf_counter()\nf(2)\n"
+                    "assert time.perf_counter() - start >= 0.25\n")
+    verdict = pool.run(job(SLOW_SECOND, test))
+    assert verdict.status is Status.PASSED, verdict
+
+
+def test_clocks_read_through_a_helper_module_also_keep_calls_one_by_one(pool):
+    # The test names no clock; logging reads time.time() when it makes a record.
+    test = (PAUSE + "import logging\nstart = logging.makeLogRecord({}).created\nf(2)\n"
+            "assert logging.makeLogRecord({}).created - start >= 0.25\n")
+    verdict = pool.run(job(SLOW_SECOND, test))
+    assert verdict.status is Status.PASSED, verdict

@@ -235,19 +235,29 @@ class Judge:
         return result
 
     def _record_calls(self, job: dict, limits: Limits, deadline: float) -> list[bytes]:
-        """The test's calls as a run against speculation.Recorder finds them (nothing is judged here)."""
+        """The test's calls as a run against speculation.Recorder finds them (nothing is judged here);
+        none when the trusted code measures time (speculation.py)."""
+        try:
+            setup = _compiled(job.get("setup", ""), "<setup>")
+            test = _compiled(job["test"], "<test>")
+        except (SyntaxError, ValueError):
+            return []  # the real run reports broken trusted code
+        if _names_a_clock(setup) or _names_a_clock(test):
+            return []
         recorder = speculation.Recorder(job["entry_point"], limits.max_value_depth + 2)
         namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
         state = random.getstate()  # the real run must draw the same numbers
+        clocks = speculation.WatchClocks()
         try:
             self.alarm.arm(min(deadline, time.monotonic() + RECORDING_BUDGET_S), speculation.EndRecording)
             try:
-                exec(_compiled(job.get("setup", ""), "<setup>"), namespace)
-                namespace["candidate"] = namespace[job["entry_point"]] = recorder
-                exec(_compiled(job["test"], "<test>"), namespace)
-                check = namespace.get("check")
-                if callable(check):
-                    check(recorder)
+                with clocks:
+                    exec(setup, namespace)
+                    namespace["candidate"] = namespace[job["entry_point"]] = recorder
+                    exec(test, namespace)
+                    check = namespace.get("check")
+                    if callable(check):
+                        check(recorder)
             except BaseException:  # the recording only ends; the real run reports what failed
                 pass
             finally:
@@ -255,7 +265,7 @@ class Judge:
         except speculation.EndRecording:
             pass  # the budget ran out just as the recording ended anyway
         random.setstate(state)
-        return recorder.calls
+        return [] if clocks.read else recorder.calls
 
     def _function_attempt(self, job: dict, limits: Limits, started: float, deadline: float,
                           sent_ahead: list[bytes]) -> dict | None:
@@ -376,6 +386,11 @@ def _limits(data: dict) -> Limits:
         if len(_limits_seen) < 256:
             _limits_seen[key] = limits
     return limits
+
+
+@functools.lru_cache(maxsize=512)
+def _names_a_clock(code) -> bool:
+    return speculation.clock_names(code)
 
 
 @functools.lru_cache(maxsize=512)

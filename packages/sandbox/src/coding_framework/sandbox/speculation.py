@@ -18,9 +18,16 @@ which checks that each call it makes is byte for byte the recorded one. Conseque
   branch). Those can only add output, CPU time and memory use after the test's last answer; the judge
   re-runs call by call when such extra calls could have decided the verdict (output over the limit, an
   OOM kill). Their output may still appear in the verdict's stdout/stderr.
+- A call answered ahead takes no time as the test sees it. Tests that time the candidate (evalplus's
+  per-input limits) must not get such answers: trusted code that names a clock, a timer or an alarm
+  (`clock_names`), or that reads one of the `time` module's clocks while recording
+  (`WatchClocks`), is run call by call.
 """
 
 from __future__ import annotations
+
+import time
+import types
 
 from coding_framework.sandbox import plain_data
 
@@ -83,3 +90,49 @@ class Recorder:
             raise EndRecording
         self.calls.append(body)
         return PENDING
+
+
+# Names through which trusted code can measure or bound the time a call takes.
+CLOCK_NAMES = frozenset({
+    "time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
+    "process_time_ns", "thread_time", "thread_time_ns", "clock_gettime", "clock_gettime_ns", "timeit",
+    "default_timer", "datetime", "now", "utcnow", "getrusage", "times", "alarm", "setitimer", "signal",
+})
+_CLOCKS = ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
+           "process_time", "process_time_ns", "thread_time", "thread_time_ns", "clock_gettime",
+           "clock_gettime_ns")
+
+
+def clock_names(code: types.CodeType) -> bool:
+    """Whether `code` or any function or class body in it names a clock, a timer or an alarm."""
+    if CLOCK_NAMES.intersection(code.co_names):
+        return True
+    return any(clock_names(const) for const in code.co_consts if isinstance(const, types.CodeType))
+
+
+class WatchClocks:
+    """Context manager: `.read` tells whether anything called one of the time module's clocks inside
+    (helpers that time calls through `time.<clock>()` from another module than the test)."""
+
+    def __init__(self):
+        self.read = False
+        self._saved: dict = {}
+
+    def __enter__(self) -> WatchClocks:
+        for name in _CLOCKS:
+            clock = getattr(time, name, None)
+            if clock is not None:
+                self._saved[name] = clock
+                setattr(time, name, self._wrap(clock))
+        return self
+
+    def _wrap(self, clock):
+        def read(*args):
+            self.read = True
+            return clock(*args)
+
+        return read
+
+    def __exit__(self, *exc) -> None:
+        for name, clock in self._saved.items():
+            setattr(time, name, clock)
