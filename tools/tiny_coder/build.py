@@ -28,7 +28,7 @@ from tools.tiny_coder.config import BuildConfig, field_help
 COMMAND_PREFIX = ".venv/bin/python -m tools.tiny_coder.build"
 INFO_FILE = "build_info.json"
 CARD_FILE = "MODEL_CARD.md"
-SANDBOX_NOTE = "coding_framework.sandbox.SandboxPool, default RewardConfig (all hidden tests)"
+SANDBOX_NOTE = "`SandboxPool`, `score_completions` with the default `RewardConfig`"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> BuildConfig:
@@ -118,20 +118,26 @@ def run_build(config: BuildConfig, log: Callable[[str], None] = print) -> dict[s
     started = time.perf_counter()
     pairs = build_corpus(config.problems, config.seed)
     log(f"corpus: {len(pairs)} train-split pairs ({time.perf_counter() - started:.0f} s)")
-    tokenizer = train_tokenizer([t for p in pairs for t in (p.prompt, p.completion)], config.vocab_size)
+    tokenizer = train_tokenizer([t for p in pairs for t in (p.prompt, p.completion)], config.vocab_size,
+                                config.max_positions)
     model = build_model(config, tokenizer)
     examples = encode_pairs(pairs, tokenizer, config.max_positions)
     n_params = parameter_count(model)
     log(f"model: LlamaForCausalLM, {n_params:,} parameters; {len(examples)} examples")
     saved: dict[int, Path] = {}
+    train_seconds: dict[int, float] = {}
+    train_start = time.perf_counter()
 
     def on_step(step: int) -> None:
         if step in config.save_at:
+            train_seconds[step] = time.perf_counter() - train_start
             saved[step] = Path(config.candidates) / f"step-{step}"
             save_model_dir(model, tokenizer, saved[step], config.max_new_tokens)
             log(f"saved candidate {saved[step]}")
 
     train_log = train(model, examples, config, tokenizer.pad_token_id, on_step=on_step, log=log)
+    train_seconds[config.steps] = train_log.seconds
+    load = os.getloadavg()
     saved[config.steps] = Path(config.out)
     save_model_dir(model, tokenizer, config.out, config.max_new_tokens)
     build_seconds = time.perf_counter() - started
@@ -141,7 +147,7 @@ def run_build(config: BuildConfig, log: Callable[[str], None] = print) -> dict[s
                          "distinct statements",
         "parameters": n_params,
         "architecture": model.config.architectures[0] if model.config.architectures else "LlamaForCausalLM",
-        "machine": machine(),
+        "machine": {**machine(), "load_average_1_5_15_min_after_training": [round(x, 2) for x in load]},
         "config": dataclasses.asdict(config),
     }
     infos: dict[int, dict[str, Any]] = {}
@@ -151,8 +157,7 @@ def run_build(config: BuildConfig, log: Callable[[str], None] = print) -> dict[s
             **common,
             "command": command_for(config, step),
             "steps": step,
-            "train": {"seconds": train_log.seconds * step / config.steps if step != config.steps
-                      else train_log.seconds,
+            "train": {"seconds": train_seconds[step],
                       "examples_seen": step * config.batch_size,
                       "epochs": step * config.batch_size / len(examples),
                       "loss_log": losses},

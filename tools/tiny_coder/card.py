@@ -15,6 +15,8 @@ def render_card(info: dict[str, Any]) -> str:
     families = ", ".join(f"{name} ({n})" for name, n in corpus["families"].items())
     levels = ", ".join(f"level {lvl}: {n}" for lvl, n in corpus["levels"].items())
     losses = ", ".join(f"{s}: {v:.3f}" for s, v in train["loss_log"])
+    load = mach.get("load_average_1_5_15_min_after_training")
+    load_text = f" (load average after training, 1/5/15 min: {', '.join(map(str, load))})" if load else ""
     lines = [
         "# tiny-coder",
         "",
@@ -41,7 +43,7 @@ def render_card(info: dict[str, Any]) -> str:
         f"- Tokenizer: byte-level BPE (`tokenizers`), {config['vocab_size']} tokens including `<|pad|>`, "
         "`<|bos|>`, `<|eos|>`; it prepends `<|bos|>` itself; left padding.",
         f"- Architecture: {info['architecture']}, {config['layers']} layers, hidden {config['hidden_size']}, "
-        f"{config['heads']} heads, MLP {config['intermediate_size']}, max {config['max_positions']} "
+        f"{config['heads']} heads, SwiGLU MLP {config['intermediate_size']}, max {config['max_positions']} "
         "positions, "
         f"tied embeddings: **{info['parameters']:,} parameters**, float32 safetensors.",
         f"- Training: {info['steps']} AdamW steps of {config['batch_size']} pairs "
@@ -50,9 +52,9 @@ def render_card(info: dict[str, Any]) -> str:
         f"weight decay {config['weight_decay']}, grad clip {config['grad_clip']}.",
         f"- Machine: {mach['cpu']}, {mach['torch_threads']} torch threads ({mach['cores_visible']} cores "
         f"visible, shared with other work); torch {mach['torch']}, transformers {mach['transformers']}, "
-        f"tokenizers {mach['tokenizers']}, Python {mach['python']}. Training took about "
-        f"{train['seconds'] / 60:.1f} min; the whole build run {info['build_seconds_total'] / 60:.1f} min "
-        "(before evaluation).",
+        f"tokenizers {mach['tokenizers']}, Python {mach['python']}. Training took "
+        f"{train['seconds'] / 60:.1f} min{load_text}; the build up to evaluation "
+        f"{info['build_seconds_total'] / 60:.1f} min.",
         f"- Training loss (step: mean since previous entry): {losses}.",
         "",
     ]
@@ -65,7 +67,8 @@ def render_card(info: dict[str, Any]) -> str:
             "## Held-out results",
             "",
             f"On `load_heldout_set()` ({held['problems']} problems, 30 per level, split \"heldout\"), scored "
-            f"in the real sandbox ({info['sandbox']}); a sample passes when every hidden test passes.",
+            f"in the real sandbox ({info['sandbox']}); a sample passes when every hidden test passes. "
+            f"Evaluation took {held['seconds'] / 60:.1f} min.",
             "",
             f"- Greedy pass@1: **{_pct(held['greedy_pass1'])}** ({by_level}).",
             f"- Sampled at T={held['temperature']} (no top-k/top-p), n={held['samples']} per problem, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -22,6 +23,7 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these are ordinary repository files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -42,6 +44,14 @@ def generation_config(tokenizer, max_new_tokens: int) -> GenerationConfig:
     )
 
 
+def portable_tokenizer_class(path: Path) -> None:
+    """Name the tokenizer class `PreTrainedTokenizerFast`: transformers 5 writes `TokenizersBackend`,
+    which transformers 4 cannot load, while both load `PreTrainedTokenizerFast` from tokenizer.json."""
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["tokenizer_class"] = "PreTrainedTokenizerFast"
+    write_text_atomic(path, json.dumps(config, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
 def save_model_dir(model, tokenizer, out: str | os.PathLike, max_new_tokens: int) -> list[Path]:
     """Save model (safetensors), generation config and tokenizer into `out`.
 
@@ -56,6 +66,7 @@ def save_model_dir(model, tokenizer, out: str | os.PathLike, max_new_tokens: int
         model.generation_config = generation_config(tokenizer, max_new_tokens)
         model.save_pretrained(staging, safe_serialization=True)
         tokenizer.save_pretrained(staging)
+        portable_tokenizer_class(staging / "tokenizer_config.json")
         produced = sorted(p.name for p in staging.iterdir() if p.is_file())
         unexpected = set(produced) - set(MODEL_FILES)
         missing = set(MODEL_FILES) - set(produced)
@@ -64,6 +75,7 @@ def save_model_dir(model, tokenizer, out: str | os.PathLike, max_new_tokens: int
                                "(the transformers version changed what it saves: update MODEL_FILES)")
         written = []
         for name in produced:
+            os.chmod(staging / name, 0o644)
             os.replace(staging / name, out / name)
             written.append(out / name)
         return written

@@ -19,7 +19,8 @@ SPECIAL_TOKENS = (PAD, BOS, EOS)
 """Ids 0, 1, 2 in this order."""
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
+def train_tokenizer(texts: Iterable[str], vocab_size: int,
+                    model_max_length: int = 512) -> PreTrainedTokenizerFast:
     """A byte-level BPE of `vocab_size` tokens (3 special + 256 bytes + merges) trained on `texts`.
 
     Deterministic for the same texts in the same order.
@@ -41,10 +42,10 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenize
     core.post_processor = processors.TemplateProcessing(
         single=f"{BOS} $A", pair=f"{BOS} $A $B", special_tokens=[(BOS, bos_id)]
     )
-    return wrap(core)
+    return wrap(core, model_max_length)
 
 
-def wrap(core: Tokenizer) -> PreTrainedTokenizerFast:
+def wrap(core: Tokenizer, model_max_length: int = 512) -> PreTrainedTokenizerFast:
     """The transformers tokenizer around `core`, with its special tokens and left padding."""
     return PreTrainedTokenizerFast(
         tokenizer_object=core,
@@ -53,7 +54,7 @@ def wrap(core: Tokenizer) -> PreTrainedTokenizerFast:
         pad_token=PAD,
         padding_side="left",
         clean_up_tokenization_spaces=False,
-        model_max_length=1024,
+        model_max_length=model_max_length,
     )
 
 

@@ -57,6 +57,9 @@ def test_written_dir_loads_and_generates(builds):
     out = model.generate(**ids, max_new_tokens=5, do_sample=False)
     assert out.shape[1] <= ids["input_ids"].shape[1] + 5 and out.shape[1] > ids["input_ids"].shape[1]
     assert isinstance(tokenizer.decode(out[0]), str)
+    tokenizer_config = json.loads((where / "tokenizer_config.json").read_text())
+    assert tokenizer_config["tokenizer_class"] == "PreTrainedTokenizerFast"
+    assert tokenizer_config["model_max_length"] == model.config.max_position_embeddings
     info = json.loads((where / INFO_FILE).read_text())
     assert info["parameters"] == parameter_count(model)
     assert info["config"]["steps"] == info["steps"] == 4
