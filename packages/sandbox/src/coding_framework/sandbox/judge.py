@@ -43,9 +43,9 @@ from coding_framework.sandbox.session import ChildSession, Stop, ZygoteLost, cla
 from coding_framework.sandbox.verdict import Status
 
 MAX_JOB_BYTES = 1 << 30
-# How long the recording run of a test may take (speculation.py); a slower test just sends fewer calls
-# ahead.
-RECORDING_BUDGET_S = 0.2
+# How long the recording run of a test may take (speculation.py): a slower test just sends fewer calls
+# ahead, and wastes at most this much on its second run.
+RECORDING_BUDGET_S = 0.05
 
 
 class TrustedTimeout(BaseException):
