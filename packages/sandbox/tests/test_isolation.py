@@ -81,6 +81,16 @@ def test_work_dirs_left_dirty_are_replaced_by_fresh_mounts(pool):
         assert probe(pool, fresh) == [([], 1, 0), ([], 1, 0)]
 
 
+def test_the_working_directory_is_the_fresh_work_dir_too(pool):
+    # A file left through a relative path must not be found through the next sample's cwd (which it
+    # would be if the cwd still pointed into the replaced mount).
+    assert probe(pool, "open('left', 'w').write('x')\nprint(1)") == 1
+    here = ("import os\nprint([os.getcwd(), sorted(os.listdir('.')), "
+            "os.stat('.').st_dev == os.stat('/tmp').st_dev])")
+    for _ in range(2 * pool.workers):
+        assert probe(pool, here) == ["/tmp", [], True]
+
+
 def test_candidate_processes_get_a_high_oom_score(pool):
     assert probe(pool, "print(open('/proc/self/oom_score_adj').read().strip())") == 1000
 

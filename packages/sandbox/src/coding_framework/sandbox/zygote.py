@@ -238,6 +238,10 @@ class WorkDirs:
         isolation.unmount_work_dir(path)
         isolation.mount_work_dir(path, self.size_mb)
         self.clean[path] = isolation.usage(path)
+        if path == self.cwd:
+            # Children inherit our working directory: it must be the new mount, not the detached old
+            # one (which lives on, with whatever the last sample left, as long as a cwd points into it).
+            os.chdir(path)
 
     def clean_check(self):
         """A function telling whether every work dir is as freshly made (namespaced) — cheap enough to
