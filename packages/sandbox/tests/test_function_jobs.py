@@ -111,8 +111,10 @@ def test_generators_cross_as_fresh_iterators(pool):
 
 def test_reading_stdin_ends_at_once(pool):
     # Function-call children read /dev/null: input() fails fast instead of waiting for the timeout.
-    program = "import sys\ndef f():\n    return [sys.stdin.readline(), sys.stdin.read()]\n"
-    verdict = pool.run(job(program, "assert f() == ['', '']\n", limits=Limits(timeout_s=2)))
+    program = ("import os, sys\ndef f():\n    return [sys.stdin.readline(), sys.stdin.read(), "
+               "os.readlink('/proc/self/fd/0'), sorted(int(fd) for fd in os.listdir('/proc/self/fd'))[:4]]\n")
+    verdict = pool.run(job(program, "assert f() == ['', '', '/dev/null', [0, 1, 2, 3]]\n",
+                           limits=Limits(timeout_s=2)))
     assert verdict.status is Status.PASSED and verdict.duration_s < 1
 
 

@@ -99,16 +99,16 @@ def confine(fds: list[int], limits: tuple[int, ...], uid: int | None) -> None:
     gave it its work dir, environment, stdio objects and the constant rlimits.
 
     `fds` are the channel, [stdin,] stdout and stderr, all above 3 (the zygote keeps 0-3 occupied), so
-    they can be moved onto 0-3 without clobbering each other; function-call children keep the
-    zygote's /dev/null as stdin.
+    they can be moved onto 0-3 without clobbering each other; function-call children get the zygote's
+    /dev/null descriptor as stdin.
     """
     # A process group, not a session: setsid would also build a scheduler autogroup (~40 µs here).
     os.setpgid(0, 0)
+    # stdin first: the zygote's /dev/null may itself sit on 0-3, and must be copied before it is covered.
+    os.dup2(fds[1] if len(fds) == 4 else STDIN_NULL, 0)
     os.dup2(fds[0], CHAN_FD, inheritable=False)
     os.dup2(fds[-2], 1)
     os.dup2(fds[-1], 2)
-    if len(fds) == 4:
-        os.dup2(fds[1], 0)
     os.closerange(CHAN_FD + 1, MAX_FD)
     # Under memory pressure the kernel must pick a candidate, never the zygote: one spreading its
     # memory over many small processes would otherwise turn its verdict into a sandbox_error. Raising
@@ -127,6 +127,8 @@ def confine(fds: list[int], limits: tuple[int, ...], uid: int | None) -> None:
 
 # Whether a uid change makes this process dumpable again (fs.suid_dumpable != 0); read by the zygote.
 DUMPABLE_AFTER_SETUID = True
+# /dev/null, opened read-only by the zygote: the stdin of function-call children.
+STDIN_NULL = -1
 
 
 def start(fds: list[int], mode: bytes, limits: tuple[int, ...], uid: int | None) -> None:

@@ -103,13 +103,15 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
         isolation.prctl(isolation.PR_SET_CHILD_SUBREAPER, 1)
     work = WorkDirs(config, namespaced)
     os.chdir(work.cwd)
-    # Descriptors a request brings land on the lowest free numbers: with 0-3 taken, they are all above
-    # 3 and each child can move them onto 0-3 with one dup2 apiece.
+    # Function-call children read this as stdin. Descriptors a request brings land on the lowest free
+    # numbers: with 0-3 taken (by /dev/null where nothing is open), they are all above 3 and each child
+    # can move them onto 0-3 with one dup2 apiece.
+    child.STDIN_NULL = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     for fd in range(4):
         try:
             os.fstat(fd)
         except OSError:
-            os.dup2(ctrl.fileno(), fd, inheritable=False)
+            os.dup2(child.STDIN_NULL, fd, inheritable=False)
     # Inherited by every child, so no child spends a system call on them: nothing it runs can gain
     # privileges through execve, it is non-dumpable from birth (/proc/<pid>/{mem,fd,environ} stay
     # root's), and the constant rlimits are in place. None of this hinders the zygote, which never
