@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import time
+
 import pytest
 
 from coding_framework.sandbox import FunctionCallJob, Limits, Status
@@ -100,3 +103,34 @@ def test_clocks_read_through_a_helper_module_also_keep_calls_one_by_one(pool):
             "assert logging.makeLogRecord({}).created - start >= 0.25\n")
     verdict = pool.run(job(SLOW_SECOND, test))
     assert verdict.status is Status.PASSED, verdict
+
+
+def test_the_recording_alarm_fires_again_until_disarmed():
+    # Trusted code that swallows the first EndRecording gets another one 5 ms later, and so on.
+    from coding_framework.sandbox.judge import _Alarm
+
+    previous = signal.getsignal(signal.SIGALRM)
+    alarm = _Alarm()
+    fired, give_up = 0, time.monotonic() + 2
+    try:
+        alarm.arm(time.monotonic(), EndRecording)
+        while fired < 3 and time.monotonic() < give_up:
+            try:
+                while time.monotonic() < give_up:
+                    pass
+            except EndRecording:
+                fired += 1
+    finally:
+        alarm.disarm()
+        signal.signal(signal.SIGALRM, previous)
+    assert fired == 3
+
+
+def test_a_recording_that_never_ends_by_itself_is_cut_off(pool):
+    # Answering PENDING sends this loop round forever in the recording run (PENDING + 1 raises, and
+    # the test swallows everything, the recorder's own EndRecording included); the real answer ends
+    # it at once. The recording must still stop within its budget and the verdict be the real one.
+    test = ("while True:\n    try:\n        v = f(1)\n        if v[1] + 1 == 2:\n            break\n"
+            "    except BaseException:\n        pass\n")
+    verdict = pool.run(job(COUNTER, test, limits=Limits(timeout_s=3)))
+    assert verdict.status is Status.PASSED and verdict.duration_s < 2, verdict
