@@ -127,6 +127,7 @@ def run_build(config: BuildConfig, log: Callable[[str], None] = print) -> dict[s
     saved: dict[int, Path] = {}
     train_seconds: dict[int, float] = {}
     train_start = time.perf_counter()
+    prep_seconds = train_start - started
 
     def on_step(step: int) -> None:
         if step in config.save_at:
@@ -148,20 +149,22 @@ def run_build(config: BuildConfig, log: Callable[[str], None] = print) -> dict[s
         "parameters": n_params,
         "architecture": model.config.architectures[0] if model.config.architectures else "LlamaForCausalLM",
         "machine": {**machine(), "load_average_1_5_15_min_after_training": [round(x, 2) for x in load]},
-        "config": dataclasses.asdict(config),
     }
     infos: dict[int, dict[str, Any]] = {}
     for step in sorted(saved):
         losses = [(s, v) for s, v in train_log.losses if s <= step]
+        seconds = build_seconds if step == config.steps else prep_seconds + train_seconds[step]
         infos[step] = {
             **common,
             "command": command_for(config, step),
+            # The config of the build the command describes (a candidate's is the same with its steps).
+            "config": dataclasses.asdict(dataclasses.replace(config, steps=step, save_at=())),
             "steps": step,
             "train": {"seconds": train_seconds[step],
                       "examples_seen": step * config.batch_size,
                       "epochs": step * config.batch_size / len(examples),
                       "loss_log": losses},
-            "build_seconds_total": build_seconds,
+            "build_seconds_total": seconds,
         }
     if config.evaluate:
         _evaluate_all(config, saved, infos, log)

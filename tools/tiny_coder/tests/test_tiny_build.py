@@ -3,6 +3,7 @@ and the directory it writes loads with transformers and carries a card naming it
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -68,9 +69,14 @@ def test_written_dir_loads_and_generates(builds):
 def test_cards_name_the_command_that_rebuilds_them(builds):
     long_info = json.loads((builds / "long" / INFO_FILE).read_text())
     cand_info = json.loads((builds / "cands" / "step-4" / INFO_FILE).read_text())
-    config = BuildConfig(out=str(builds / "long"), **{**TINY, "steps": 6})
+    config = BuildConfig(out=str(builds / "long"), **{**TINY, "steps": 6},
+                         candidates=str(builds / "cands"))
     assert long_info["command"] == command_for(config)
     assert cand_info["command"] == command_for(config, steps=4)
+    # A candidate's recorded config is that of the build its command describes.
+    assert cand_info["config"] == json.loads(json.dumps(dataclasses.asdict(
+        dataclasses.replace(config, steps=4))))
+    assert long_info["train"]["loss_log"][-1][0] == 6 and cand_info["train"]["loss_log"][-1][0] == 4
     assert cand_info["command"] in (builds / "cands" / "step-4" / CARD_FILE).read_text()
     card = (builds / "long" / CARD_FILE).read_text()
     assert long_info["command"] in card and "Not evaluated" in card
