@@ -34,6 +34,28 @@ def test_trusted_code_naming_a_clock_anywhere_is_found():
     assert clock_names(compile("from timeit import default_timer\n", "<t>", "exec"))
 
 
+@pytest.fixture
+def judge():
+    """A judge object in this process, for its recording run only (no zygote is started)."""
+    from coding_framework.sandbox.judge import Judge
+
+    previous = signal.getsignal(signal.SIGALRM)
+    yield Judge({})
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_recording_run_finds_the_calls_and_leaves_the_clocks_alone(judge):
+    plain = {"entry_point": "f", "setup": "", "test": "for i in range(5):\n    assert f(i) == i\n"}
+    timed = {"entry_point": "f", "setup": "", "test": "import time\nassert f(time.time())\n"}
+    helper = {"entry_point": "f", "setup": "", "test": "import logging\nlogging.makeLogRecord({})\nf(1)\n"}
+    clocks = {name: getattr(time, name) for name in ("time", "monotonic", "perf_counter")}
+    limits, deadline = Limits(), time.monotonic() + 5
+    assert len(judge._record_calls(plain, limits, deadline)) == 5
+    assert judge._record_calls(timed, limits, deadline) == []
+    assert judge._record_calls(helper, limits, deadline) == []
+    assert all(getattr(time, name) is clock for name, clock in clocks.items())
+
+
 def test_a_stateful_candidate_sees_the_calls_in_the_order_the_test_makes_them(pool):
     test = "for i in range(50):\n    assert f(i * 3) == [i + 1, i * 3]\n"
     assert pool.run(job(COUNTER, test)).status is Status.PASSED

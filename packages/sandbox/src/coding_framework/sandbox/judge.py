@@ -248,22 +248,30 @@ class Judge:
         namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
         state = random.getstate()  # the real run must draw the same numbers
         clocks = speculation.WatchClocks()
+        alarm = self.alarm
+        # The alarm repeats until disarmed, and its handler runs at any call or loop jump: each block
+        # below starts by clearing `armed` (a plain attribute store, where no handler can run), after
+        # which a late signal raises nothing. The clocks are watched only around the trusted code (the
+        # alarm itself reads one).
         try:
-            self.alarm.arm(min(deadline, time.monotonic() + RECORDING_BUDGET_S), speculation.EndRecording)
+            alarm.arm(min(deadline, time.monotonic() + RECORDING_BUDGET_S), speculation.EndRecording)
             try:
-                with clocks:
-                    exec(setup, namespace)
-                    namespace["candidate"] = namespace[job["entry_point"]] = recorder
-                    exec(test, namespace)
-                    check = namespace.get("check")
-                    if callable(check):
-                        check(recorder)
+                clocks.watch()
+                exec(setup, namespace)
+                namespace["candidate"] = namespace[job["entry_point"]] = recorder
+                exec(test, namespace)
+                check = namespace.get("check")
+                if callable(check):
+                    check(recorder)
             except BaseException:  # the recording only ends; the real run reports what failed
                 pass
             finally:
-                self.alarm.disarm()
+                alarm.armed = False
+                clocks.restore()
         except speculation.EndRecording:
-            pass  # the budget ran out just as the recording ended anyway
+            alarm.armed = False  # it fired just as the recording ended anyway
+            clocks.restore()
+        alarm.disarm()
         random.setstate(state)
         return [] if clocks.read else recorder.calls
 
@@ -321,6 +329,7 @@ class Judge:
         except BaseException as exc:
             status, message = Status.ERROR, describe(type(exc).__name__, str(exc))
         finally:
+            alarm.armed = False  # before any call: a TrustedTimeout handled from here on raises nothing
             alarm.disarm()
             session.end()
         new_ooms = self.zygote.new_oom_kills()

@@ -111,20 +111,19 @@ def clock_names(code: types.CodeType) -> bool:
 
 
 class WatchClocks:
-    """Context manager: `.read` tells whether anything called one of the time module's clocks inside
-    (helpers that time calls through `time.<clock>()` from another module than the test)."""
+    """`.read` tells whether anything called one of the time module's clocks between watch() and
+    restore() (helpers that time calls through `time.<clock>()` from another module than the test)."""
 
     def __init__(self):
         self.read = False
         self._saved: dict = {}
 
-    def __enter__(self) -> WatchClocks:
+    def watch(self) -> None:
         for name in _CLOCKS:
             clock = getattr(time, name, None)
             if clock is not None:
                 self._saved[name] = clock
                 setattr(time, name, self._wrap(clock))
-        return self
 
     def _wrap(self, clock):
         def read(*args):
@@ -133,6 +132,7 @@ class WatchClocks:
 
         return read
 
-    def __exit__(self, *exc) -> None:
+    def restore(self) -> None:
         for name, clock in self._saved.items():
             setattr(time, name, clock)
+        self._saved.clear()
