@@ -14,7 +14,9 @@ Three runners, each timed end to end on the same samples file:
              sample, one after another in this process: the floor for what execution alone costs.
 
 Latency per sample: ours, the sandbox's own wall time per job (Verdict.duration_s); official, the
-wall time of each check_correctness call in its worker thread; inprocess, each exec.
+wall time of each check_correctness call in its worker thread; inprocess, each exec. CPU per sample:
+getrusage of this process and its reaped descendants around each runner (every process either
+runner starts is reaped before it returns).
 
 Run from the repo root:  .venv/bin/python benchmarks/sandbox/humaneval_throughput.py [--repeat 10]
 [--workers 2] [--timeout 3.0] [--rounds 3] [--json out.json]
@@ -28,13 +30,14 @@ import io
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,16 @@ class RunnerResult:
     p50_ms: float
     p95_ms: float
     note: str = ""
+    cpu_ms: float | None = None
+    """CPU (user + system) per sample of this process and every process it started and reaped."""
+
+
+def _cpu_s() -> float:
+    """User + system seconds of this process and of all its reaped descendants so far (the official
+    harness's Manager and worker processes; the sandbox's judges, which reap their zygotes, which reap
+    the sample children)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -208,25 +221,30 @@ def main(argv: list[str] | None = None) -> int:
         # Rounds interleave the runners so that load from other processes falls on all of them alike.
         for round_index in range(args.rounds):
             for name in names:
+                before = _cpu_s()
                 result = runners[name](samples_file)
+                result = replace(result, cpu_ms=round(1000 * (_cpu_s() - before) / result.samples, 2))
                 results.append(result)
                 print(
                     f"round {round_index + 1}: {result.runner}: {result.samples_per_s} samples/s",
                     file=sys.stderr,
                 )
 
-    header = ["runner", "samples", "passed", "wall s", "samples/s", "p50 ms", "p95 ms", "note"]
+    header = ["runner", "samples", "passed", "wall s", "samples/s", "CPU ms/sample", "p50 ms", "p95 ms",
+              "note"]
     print(f"HumanEval canonical ×{args.repeat} ({len(samples)} samples), workers={args.workers}, "
           f"timeout={args.timeout}s, rounds={args.rounds}; {env}")  # fmt: skip
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for r in results:
-        print(f"| {r.runner} | {r.samples} | {r.passed} | {r.wall_s} | {r.samples_per_s} | {r.p50_ms} | "
-              f"{r.p95_ms} | {r.note} |")  # fmt: skip
-    print("\nmedian samples/s over rounds:")
+        print(f"| {r.runner} | {r.samples} | {r.passed} | {r.wall_s} | {r.samples_per_s} | {r.cpu_ms} | "
+              f"{r.p50_ms} | {r.p95_ms} | {r.note} |")  # fmt: skip
+    print("\nmedian samples/s over rounds (CPU ms per sample):")
     for runner in dict.fromkeys(r.runner for r in results):
         rates = [r.samples_per_s for r in results if r.runner == runner]
-        print(f"  {runner}: {statistics.median(rates):.1f} (rounds: {', '.join(f'{x:.1f}' for x in rates)})")
+        cpus = [r.cpu_ms for r in results if r.runner == runner]
+        print(f"  {runner}: {statistics.median(rates):.1f} (rounds: {', '.join(f'{x:.1f}' for x in rates)}; "
+              f"CPU {statistics.median(cpus):.2f} ms)")
     if args.json:
         args.json.write_text(
             json.dumps({"environment": env, "results": [asdict(r) for r in results]}, indent=2)

@@ -151,12 +151,16 @@ class Zygote:
 
     def stop(self) -> None:
         if self.ctrl is not None:
-            self.ctrl.close()
+            self.ctrl.close()  # the inner zygote sees EOF and exits; the outer one follows it
             self.ctrl = None
         if self.proc is not None:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()  # the inner zygote dies with it (parent-death signal)
-            self.proc.wait()
+            try:
+                # Exiting on their own, each reaps the one below: their CPU time reaches our accounting.
+                self.proc.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    self.proc.kill()  # the inner zygote dies with it (parent-death signal)
+                self.proc.wait()
             self.proc = None
 
     def restart(self) -> None:
