@@ -212,7 +212,7 @@ _OK_PREFIX = plain_data.encode(("ok", None))[:-1]
 
 
 def _serve_function(chan: wire.FdChannel, max_bytes: int, max_depth: int) -> int:
-    program, entry_point = plain_data.decode_request(wire.recv_frame(chan, MAX_REQUEST_BYTES))
+    program, entry_point = plain_data.decode_request(chan.read_frame(MAX_REQUEST_BYTES))
     # Not "__main__": like the official harnesses, `if __name__ == "__main__":` blocks do not run.
     namespace: dict = {"__name__": "__candidate__", "__builtins__": builtins}
     try:
@@ -230,7 +230,7 @@ def _serve_function(chan: wire.FdChannel, max_bytes: int, max_depth: int) -> int
     chan.sendall(_READY_FRAME)
     while True:
         try:
-            frame = wire.recv_frame(chan, MAX_REQUEST_BYTES)
+            frame = chan.read_frame(MAX_REQUEST_BYTES)
         except wire.ChannelClosed:
             return 0
         args, kwargs = plain_data.decode_request(frame, max_depth=max_depth + 2)

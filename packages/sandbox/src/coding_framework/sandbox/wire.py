@@ -47,23 +47,52 @@ class FrameTooLarge(ValueError):
 
 
 class FdChannel:
-    """A blocking stream on a raw descriptor with the two methods the frame functions use.
+    """A blocking stream on a raw descriptor: `read_frame` and `sendall`, plus `recv` for the generic
+    frame functions.
 
     The sandbox child's end of its channel: no socket object to build per sample, and reads are
-    buffered so a frame usually takes one system call instead of two (length, then body).
+    buffered, so the frames that arrive together (a program and the calls sent ahead with it) cost one
+    system call in all.
     """
 
     def __init__(self, fd: int):
         self.fd = fd
         self._buffer = b""
+        self._pos = 0
+
+    def _fill(self, need: int) -> None:
+        """Read until at least `need` unread bytes are buffered (ChannelClosed at EOF)."""
+        parts = [self._buffer[self._pos:]]
+        have = len(parts[0])
+        while have < need:
+            chunk = os.read(self.fd, max(need - have, 1 << 16))
+            if not chunk:
+                raise ChannelClosed("channel closed mid-frame" if have else "channel closed")
+            parts.append(chunk)
+            have += len(chunk)
+        self._buffer, self._pos = b"".join(parts), 0
+
+    def read_frame(self, max_bytes: int) -> bytes:
+        """One whole frame's body; FrameTooLarge for an announced length over `max_bytes`."""
+        if len(self._buffer) - self._pos < 4:
+            self._fill(4)
+        (n,) = _LEN.unpack_from(self._buffer, self._pos)
+        if n > max_bytes:
+            raise FrameTooLarge(f"frame of {n} bytes is over the {max_bytes}-byte cap")
+        if len(self._buffer) - self._pos < 4 + n:
+            self._fill(4 + n)
+        start = self._pos + 4
+        self._pos = start + n
+        return self._buffer[start:self._pos]
 
     def recv(self, n: int) -> bytes:
-        if not self._buffer:
+        if self._pos >= len(self._buffer):
             data = os.read(self.fd, max(n, 1 << 16))
             if len(data) <= n:
                 return data
-            self._buffer = data
-        data, self._buffer = self._buffer[:n], self._buffer[n:]
+            self._buffer, self._pos = data, 0
+        data = self._buffer[self._pos:self._pos + n]
+        self._pos += len(data)
         return data
 
     def sendall(self, data: bytes) -> None:
