@@ -117,6 +117,17 @@ def test_ipc_and_uts_namespaces(pool):
         libc.shmctl(shmid, 0, None)  # IPC_RMID
 
 
+def test_sysv_ipc_objects_do_not_outlive_their_sample(pool):
+    # The IPC namespace is the zygote's, shared by its samples: nothing made there may carry over.
+    make = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "shm = libc.shmget(4242, 4096, 0o1666)\nsem = libc.semget(4243, 1, 0o1666)\n"
+            "msg = libc.msgget(4244, 0o1666)\nprint([shm >= 0, sem, msg])")
+    look = "print(len(open('/proc/sysvipc/shm').read().splitlines()))"
+    assert pool.isolation_report().details["sysv_ipc_contained"] is True
+    assert all(probe(pool, make) == [True, -1, -1] for _ in range(2 * pool.workers))
+    assert all(probe(pool, look) == 1 for _ in range(2 * pool.workers))  # the header only
+
+
 def test_candidate_cannot_create_namespaces(pool):
     flags = (0x10000000, 0x40000000, 0x00020000, 0x20000000)
     results = probe(pool, f"import ctypes\nprint([ctypes.CDLL(None).unshare(f) for f in {flags}])")

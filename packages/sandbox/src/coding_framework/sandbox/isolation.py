@@ -301,6 +301,21 @@ def block_nested_namespaces() -> bool:
     return ok
 
 
+def contain_sysv_ipc() -> bool:
+    """Nothing a sample makes in the IPC namespace outlives it: shared memory segments go with their
+    last user (kernel.shm_rmid_forced), and SysV semaphore sets and message queues cannot be made at all
+    (no slots: multiprocessing and the like use POSIX ones, which live in the per-sample /dev/shm).
+    These sysctls belong to the sandbox's own IPC namespace. True if every one could be set."""
+    ok = True
+    for name, value in (("shm_rmid_forced", "1"), ("msgmni", "0"), ("sem", "0 0 0 0")):
+        try:
+            with open(f"/proc/sys/kernel/{name}", "w") as fh:
+                fh.write(value)
+        except OSError:
+            ok = False
+    return ok
+
+
 def mount_work_dir(path: str, size_mb: int) -> None:
     """A fresh, empty, size-capped tmpfs at `path` (inside the sandbox root)."""
     options = f"size={size_mb}m,nr_inodes=16384,mode=1777"

@@ -86,6 +86,7 @@ def main(config: dict, ctrl: socket.socket) -> None:
         isolation.sethostname("sandbox")
         isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
         report["nested_namespaces_blocked"] = isolation.block_nested_namespaces()
+        report["sysv_ipc_contained"] = isolation.contain_sysv_ipc()
     except OSError as exc:
         wire.send_control(ctrl, {"op": "failed", "error": f"building the sandbox root failed: {exc}"})
         os._exit(1)
