@@ -221,3 +221,10 @@ def test_stale_worker_cgroups_of_dead_pools_are_swept(pool):
     assert sweep_stale() >= 1
     assert not os.path.exists(os.path.join(parent, name))
     assert all(os.path.isdir(d) for d in live)  # a live pool's cgroups are untouched
+
+
+def test_python_under_a_work_dir_is_reported_as_shadowed():
+    from coding_framework.sandbox.filesystem import shadowed_by_work_dirs
+
+    paths = ["/usr", "/tmp/ci/.venv", "/tmpfoo/venv", "/dev/shm/x", "/opt/tmp/venv"]
+    assert shadowed_by_work_dirs(paths) == ["/tmp/ci/.venv", "/dev/shm/x"]

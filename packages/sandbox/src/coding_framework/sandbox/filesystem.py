@@ -40,6 +40,12 @@ def default_visible() -> list[str]:
     return _dedupe([p for p in paths if os.path.isabs(p)])
 
 
+def shadowed_by_work_dirs(paths: list[str], work_dirs: tuple[str, ...] = ("/tmp", "/dev/shm")) -> list[str]:
+    """The `paths` that lie under a work dir: each sample gets a private empty tmpfs there, which hides
+    them from the candidate (e.g. a virtual environment created under /tmp)."""
+    return [p for p in paths if any(p == w or p.startswith(w + "/") for w in work_dirs)]
+
+
 def default_hidden() -> list[str]:
     """Packaged benchmark data directories that exist on this host."""
     hidden = []

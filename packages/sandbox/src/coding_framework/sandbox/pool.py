@@ -22,7 +22,7 @@ from queue import Empty, SimpleQueue
 from coding_framework.sandbox import wire
 from coding_framework.sandbox.boot import JUDGE_BOOT, SRC_ROOT
 from coding_framework.sandbox.cgroups import find_dirs, remove_dirs, sweep_stale
-from coding_framework.sandbox.filesystem import default_hidden, default_visible
+from coding_framework.sandbox.filesystem import default_hidden, default_visible, shadowed_by_work_dirs
 from coding_framework.sandbox.jobs import FunctionCallJob, Job, ProgramJob, UnittestJob
 from coding_framework.sandbox.limits import Limits
 from coding_framework.sandbox.report import IsolationReport, from_zygote
@@ -220,6 +220,14 @@ class SandboxPool:
             if require_isolation:
                 self._close_workers()
                 raise SandboxStartError(text + " (require_isolation=True)")
+            warnings.warn(text, SandboxDegradedWarning, stacklevel=2)
+            log.warning(text)
+        shadowed = shadowed_by_work_dirs(default_visible())
+        if shadowed:
+            text = (f"the Python installation at {', '.join(shadowed)} lies under /tmp or /dev/shm, "
+                    "which every sample gets as a private empty tmpfs: candidates cannot import modules "
+                    "from it that the zygote did not preload, nor run its interpreter; create the "
+                    "environment outside /tmp")
             warnings.warn(text, SandboxDegradedWarning, stacklevel=2)
             log.warning(text)
         self._queue: SimpleQueue = SimpleQueue()
