@@ -148,9 +148,9 @@ def start(fds: list[int], mode: bytes, limits: tuple[int, ...], uid: int | None)
         elif mode == PROGRAM:
             code = _run_program(chan)
         elif mode == UNITTEST:
-            from coding_framework.sandbox import unittest_harness
+            from coding_framework.sandbox import suite_runner
 
-            code = unittest_harness.run_in_child(chan)
+            code = suite_runner.run_in_child(chan)
     except BaseException:
         with contextlib.suppress(BaseException):
             traceback.print_exc()

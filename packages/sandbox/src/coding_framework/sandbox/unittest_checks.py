@@ -1,6 +1,6 @@
 """The trusted side of unittest jobs: static checks, expected ids, canary, report verification.
 
-See unittest_harness for the threat model of running tests inside the sandbox.
+See suite_runner for the threat model of running tests inside the sandbox.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from coding_framework.sandbox import plain_data
 from coding_framework.sandbox.child import UNITTEST
 from coding_framework.sandbox.limits import Limits
 from coding_framework.sandbox.session import Stop
-from coding_framework.sandbox.unittest_harness import KEY_BYTES, mac
+from coding_framework.sandbox.suite_runner import KEY_BYTES, mac
 from coding_framework.sandbox.verdict import Status
 
 # Names, attributes or imports by which a program could reach or fake the harness.
@@ -23,7 +23,7 @@ FORBIDDEN_NAMES = frozenset({
     "f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
     "gc", "inspect", "ctypes", "builtins", "__builtins__", "atexit", "excepthook", "settrace",
     "setprofile", "_exit", "dup2", "modules", "__subclasses__", "__globals__", "__closure__",
-    "cell_contents", "unittest_harness", "coding_framework", "_current_frames", "faulthandler",
+    "cell_contents", "suite_runner", "coding_framework", "_current_frames", "faulthandler",
     "tracemalloc", "pdb", "bdb", "importlib", "__import__", "sys_modules", "__code__", "__dict__",
 })
 # Called by bare name, these run code the static check cannot see.

@@ -24,7 +24,7 @@ import signal
 import socket
 import sys
 
-from coding_framework.sandbox import child, isolation, unittest_harness, wire  # noqa: F401
+from coding_framework.sandbox import child, isolation, suite_runner, wire  # noqa: F401
 
 
 def _preload(modules: list[str]) -> list[str]:
