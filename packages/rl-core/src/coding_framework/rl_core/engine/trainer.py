@@ -7,6 +7,11 @@ sampling, which draws more tasks until enough groups carry a signal) follow; the
 tokenized, advantages and losses computed and the optimizer stepped. Metrics go to a callback
 (`on_metrics(step, metrics)`), a checkpoint is written every `save_every` steps and after the last.
 
+Work between steps (a benchmark run with the current weights every N steps) plugs in as
+`on_step_end(trainer, step)`: it runs after the update and before the step's metrics are reported and
+checkpointed, inside `evaluation_mode()` (eval mode, no gradient, every RNG put back afterwards), so
+training with it is bit-identical to training without it; the metrics it returns join the step's.
+
 Timings per step: `time/rollout` is the time spent generating (inside `generate`) plus tokenization,
 `time/scoring` everything else the environment does (sandbox runs, reviews), `time/update` the
 optimisation; `time/scoring_share` = scoring / (rollout + scoring + update).
@@ -14,12 +19,13 @@ optimisation; `time/scoring_share` = scoring / (rollout + scoring + update).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +50,8 @@ from .rollout import EncodedTrajectory, PolicySampler, build_token_batch, encode
 from .update import UpdateBatch, Updater
 
 MetricsCallback = Callable[[int, dict[str, float]], Any]
+StepEndHook = Callable[["Trainer", int], Mapping[str, float] | None]
+"""`on_step_end(trainer, step) -> metrics or None`, called after every step (see `Trainer`)."""
 # The evaluation generator's seed is derived from the run seed but differs from the training one, so
 # evaluating never moves the training RNG.
 _EVAL_SEED_OFFSET = 1_000_003
@@ -83,6 +91,10 @@ class Trainer:
         on_metrics: called as `on_metrics(step, metrics)` after every step.
         resume: continue from the newest complete checkpoint in run_dir (a fresh start if there is none).
             Without it, a run_dir that already holds checkpoints is an error.
+        on_step_end: called as `on_step_end(trainer, step)` after every step's update (trainer.step is
+            already `step`), inside `evaluation_mode()`, before on_metrics and the checkpoint; the
+            metrics it returns (name → number, names not used by the step) are added to the step's.
+            Steps a resumed run does not train again (up to its checkpoint) are never called again.
     """
 
     def __init__(
@@ -94,6 +106,7 @@ class Trainer:
         *,
         on_metrics: MetricsCallback | None = None,
         resume: bool = False,
+        on_step_end: StepEndHook | None = None,
     ):
         check_environment(environment)
         self.config = config
@@ -101,6 +114,7 @@ class Trainer:
         self.environment = environment
         self.run_dir = Path(run_dir)
         self.on_metrics = on_metrics
+        self.on_step_end = on_step_end
         if config.num_threads is not None:
             torch.set_num_threads(config.num_threads)
         checkpoint = latest_checkpoint(self.run_dir)
@@ -251,6 +265,8 @@ class Trainer:
         metrics["time/step"] = time.perf_counter() - began
         metrics["time/scoring_share"] = timer["scoring"] / total if total > 0 else 0.0
         self.step = step
+        if self.on_step_end is not None:
+            metrics.update(self._step_end_metrics(step, metrics))
         self.history.append(metrics)
         if self.on_metrics is not None:
             self.on_metrics(step, metrics)
@@ -311,7 +327,37 @@ class Trainer:
             metrics["pass_rate"] = metrics["env/passed"]
         return metrics
 
+    def _step_end_metrics(self, step: int, metrics: Mapping[str, float]) -> dict[str, float]:
+        with self.evaluation_mode():
+            extra = self.on_step_end(self, step)
+        extra = dict(extra or {})
+        clash = sorted(extra.keys() & metrics.keys())
+        if clash:
+            raise ValueError(f"on_step_end returned metric names the step already reports: {clash}")
+        out = {}
+        for name, value in extra.items():
+            if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f"on_step_end must return {{name: number}}, got {name!r}: {value!r}")
+            out[name] = float(value)
+        return out
+
     # ------------------------------------------------------------------ evaluation
+    @contextlib.contextmanager
+    def evaluation_mode(self) -> Iterator[Policy]:
+        """Yields the policy in eval mode with autograd off; afterwards its train/eval mode is restored
+        and so is every random state a step reads (Python, NumPy, torch CPU and CUDA, the engine's
+        generators), so whatever ran inside cannot change the rest of training."""
+        model = self.policy.model
+        was_training = model.training
+        saved = capture_rng(self.generators)
+        model.eval()
+        try:
+            with torch.no_grad():
+                yield self.policy
+        finally:
+            model.train(was_training)
+            restore_rng(saved, self.generators)
+
     def evaluate_pass_at_1(
         self,
         tasks: Sequence[Any] | None = None,
