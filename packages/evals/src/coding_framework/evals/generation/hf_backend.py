@@ -27,6 +27,11 @@ _WEIGHT_FILES = (
 )
 
 
+def _check_batch_size(batch_size: int) -> None:
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+
+
 def check_model_dir(path: str | Path) -> Path:
     """`path` as a Path if it looks like a saved HF model; ModelNotFoundError saying what is missing."""
     path = Path(path)
@@ -49,25 +54,46 @@ def check_model_dir(path: str | Path) -> Path:
 
 
 class HFBackend:
-    """Generates with a local model on CPU or one GPU."""
+    """Generates with a local model on CPU or one GPU (loaded from a directory, or `from_model`)."""
 
     def __init__(self, model_path: str | Path, *, device: str | None = None, batch_size: int = 8):
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        _check_batch_size(batch_size)
         path = check_model_dir(model_path)
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
             model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
         except (OSError, ValueError) as exc:
             raise ModelNotFoundError(f"cannot load the model in {path}: {exc}") from exc
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.model = model.to(self.device).eval()
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self._attach(model.to(device).eval(), tokenizer, name=path.name, device=device, batch_size=batch_size)
+
+    @classmethod
+    def from_model(cls, model: Any, tokenizer: Any, *, name: str, batch_size: int = 8) -> HFBackend:
+        """A backend over a model already in memory (a training loop's current policy): no reload, no copy.
+
+        The model is used as it is, on its own device and in whatever mode it is in: the caller puts it
+        in eval mode (and restores its own RNG state afterwards, since sampling reseeds torch's global
+        generator as `generate` does for a loaded model). `name` is recorded with every sample.
+        """
+        _check_batch_size(batch_size)
+        if not name:
+            raise ValueError("name must say which model wrote the samples, e.g. 'run-3/step_40'")
+        backend = cls.__new__(cls)
+        backend._attach(model, tokenizer, name=name, device=model.device, batch_size=batch_size)
+        return backend
+
+    def _attach(self, model: Any, tokenizer: Any, *, name: str, device: Any, batch_size: int) -> None:
+        import torch
+
+        self.tokenizer = tokenizer
+        self.model = model
+        self.device = device
         self.batch_size = batch_size
-        self.name = path.name
-        self.default_style = "instruct" if getattr(self.tokenizer, "chat_template", None) else "completion"
+        self.name = name
+        self.default_style = "instruct" if getattr(tokenizer, "chat_template", None) else "completion"
         self._torch = torch
         self.max_positions: int | None = getattr(model.config, "max_position_embeddings", None)
 
