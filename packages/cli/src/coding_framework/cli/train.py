@@ -2,7 +2,9 @@
 
 With no arguments it runs the embedded default: the project's small model (models/tiny-coder), GRPO on
 generated train-split problems scored in the sandbox, held-out pass@1 measured before and after, every
-metric to the console, metrics.jsonl and MLflow, and RUN_DIR/summary.json at the end.
+metric to the console, metrics.jsonl and MLflow, and RUN_DIR/summary.json at the end. With
+`benchmarks.every=N` a benchmark subset is also run with the current policy every N steps
+(train_benchmarks.py).
 """
 
 from __future__ import annotations
@@ -50,6 +52,12 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
 
     from coding_framework.agents import CodingEnvironment
     from coding_framework.cli.dataclass_config import as_dict
+    from coding_framework.cli.train_benchmarks import (
+        BENCHMARKS_DIR,
+        BenchmarkHook,
+        describe,
+        recorded_results,
+    )
     from coding_framework.monitor import MonitorConfig, RunLogger
     from coding_framework.rl_core.engine import Trainer, latest_checkpoint
 
@@ -60,6 +68,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
     if resume and latest_checkpoint(run_dir) is None:
         raise FileNotFoundError(f"--resume: {run_dir} holds no complete checkpoint to continue from")
     run_dir.mkdir(parents=True, exist_ok=True)
+    bench = job.benchmarks
     monitor = MonitorConfig(
         run_dir=run_dir,
         experiment=job.logging.experiment,
@@ -68,8 +77,26 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
         wandb=job.logging.wandb,
         prometheus=job.logging.prometheus,
         console_every=job.logging.console_every,
-        console_metrics=("reward/mean", "pass_rate", "kl", "entropy", "time/step", "time/scoring_share"),
+        console_metrics=(
+            "reward/mean",
+            "pass_rate",
+            "kl",
+            "entropy",
+            "time/step",
+            "time/scoring_share",
+            *(f"bench/{name}/pass@1" for name in bench.names if bench.every),
+        ),
     )
+    bench_hook = None
+    if bench.every:
+        bench_hook = BenchmarkHook(
+            bench,
+            run_dir,
+            max_steps=job.engine.max_steps,
+            seed=job.engine.seed,
+            workers=job.workers,
+            on_result=lambda step, name, evaluation: console.print(describe(step, name, evaluation)),
+        )
     environment = CodingEnvironment(job.environment, workers=job.workers)
     try:
         with RunLogger(monitor, console=console) as logger:
@@ -83,6 +110,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
                 run_dir,
                 on_metrics=lambda step, metrics: logger.log_metrics(metrics, step),
                 resume=resume,
+                on_step_end=bench_hook,
             )
             before_path = run_dir / HELDOUT_BEFORE_FILE
             if before_path.exists():
@@ -118,6 +146,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
                     "pass_at_1_before": before["pass_at_1"],
                     "pass_at_1_after": after["pass_at_1"],
                 },
+                "benchmarks": recorded_results(run_dir, up_to_step=trainer.step),
                 "checkpoint": str(checkpoint),
                 "run_dir": str(run_dir),
             }
@@ -130,9 +159,17 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
                 trainer.step,
             )
             logger.write_training_curves()
+            if summary["benchmarks"]:
+                names = sorted({name for results in summary["benchmarks"].values() for name in results})
+                logger.write_training_curves(
+                    [f"bench/{name}/pass@1" for name in names], filename="benchmark_curves.png"
+                )
+                logger.log_artifact(run_dir / BENCHMARKS_DIR, BENCHMARKS_DIR)
             logger.log_artifact(run_dir / SUMMARY_FILE)
     finally:
         environment.close()
+        if bench_hook is not None:
+            bench_hook.close()
     _print_summary(console, summary)
     return summary
 
@@ -160,6 +197,10 @@ def _print_summary(console: Console, summary: dict[str, Any]) -> None:
         if share is not None
         else f"checkpoint {summary['checkpoint']}"
     )
+    if summary["benchmarks"]:
+        last_step, results = list(summary["benchmarks"].items())[-1]
+        scores = ", ".join(f"{name} pass@1 {value:.3f}" for name, value in results.items())
+        console.print(f"benchmarks at step {last_step}: {scores} (every step: summary.json 'benchmarks')")
     console.print(f"summary: {Path(summary['run_dir']) / SUMMARY_FILE}")
 
 

@@ -8,6 +8,7 @@ overrides and the CLI flags, in that order, with every key checked (see dataclas
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,116 @@ class HeldoutConfig:
 
 
 @dataclass(frozen=True)
+class BenchmarksConfig:
+    """Benchmarks run with the current policy during training (as `coding-framework evaluate` scores them)."""
+
+    every: int = 0
+    """Evaluate after every N-th training step; 0: never (the default)."""
+    names: tuple[str, ...] = ("humaneval",)
+    """Benchmarks to run: any `coding-framework evaluate --benchmark` name whose data is on this machine."""
+    limit: int | None = None
+    """The subset: the first N problems of each benchmark; None: all of them."""
+    n_samples: int = 1
+    """Samples per problem (pass@k is logged for every k in `ks` up to this)."""
+    temperature: float = 0.0
+    """Sampling temperature; 0: greedy decoding (then n_samples must be 1)."""
+    top_p: float = 0.95
+    """Nucleus sampling mass (used only when sampling)."""
+    max_new_tokens: int = 512
+    """Most tokens generated per sample."""
+    prompt_style: Literal["completion", "instruct"] | None = None
+    """Prompt style; None: instruct for models with a chat template, else completion."""
+    ks: tuple[int, ...] = (1, 10, 100)
+    """pass@k values to log; a k above n_samples is left out, pass@1 is always there."""
+    timeout_s: float | None = None
+    """Wall-clock seconds per sandbox job; None: each benchmark's default."""
+    at_end: bool = True
+    """Also evaluate after the last step when it is not a multiple of `every`."""
+    problem_files: dict[str, str] = field(default_factory=dict)
+    """Data file per benchmark, e.g. {mbpp: /data/mbpp.jsonl}; a benchmark without one reads its packaged
+    data or its environment variable / $CF_EVALS_DATA_DIR, as `coding-framework evaluate` does."""
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Benchmark options per benchmark, e.g. {mbpp: {split: validation}} (`evaluate --option`)."""
+
+    def __post_init__(self) -> None:
+        from coding_framework.evals.benchmarks import BENCHMARKS, benchmark_names
+
+        if type(self.every) is not int or self.every < 0:
+            raise ValueError(f"benchmarks.every={self.every!r}: use a number of steps >= 1, or 0 for off")
+        if not self.names:
+            raise ValueError("benchmarks.names is empty: name at least one benchmark, e.g. [humaneval]")
+        unknown = [name for name in self.names if name not in BENCHMARKS]
+        if unknown:
+            raise ValueError(
+                f"benchmarks.names: unknown benchmark {unknown[0]!r}; "
+                f"use any of {', '.join(benchmark_names())}"
+            )
+        if len(set(self.names)) != len(self.names):
+            raise ValueError(f"benchmarks.names={list(self.names)} names a benchmark twice; list each once")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(
+                f"benchmarks.limit={self.limit}: use a positive number of problems, or null for all"
+            )
+        if self.n_samples < 1:
+            raise ValueError(f"benchmarks.n_samples={self.n_samples}: must be >= 1")
+        if not (self.temperature >= 0 and math.isfinite(self.temperature)):
+            raise ValueError(
+                f"benchmarks.temperature={self.temperature}: must be a finite number >= 0 (0: greedy)"
+            )
+        if self.temperature == 0 and self.n_samples != 1:
+            raise ValueError(
+                "benchmarks: greedy decoding (temperature 0) gives one answer per problem; set n_samples=1, "
+                "or a temperature > 0 for several samples"
+            )
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"benchmarks.top_p={self.top_p}: must be in (0, 1]")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"benchmarks.max_new_tokens={self.max_new_tokens}: must be >= 1")
+        if not self.ks or any(k < 1 for k in self.ks):
+            raise ValueError(f"benchmarks.ks={list(self.ks)}: give positive integers, e.g. [1, 10]")
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ValueError(
+                f"benchmarks.timeout_s={self.timeout_s}: use a positive number of seconds, or null"
+            )
+        for key in ("problem_files", "options"):
+            stray = sorted(set(getattr(self, key)) - set(self.names))
+            if stray:
+                raise ValueError(
+                    f"benchmarks.{key} has an entry for {stray[0]!r}, which is not in benchmarks.names "
+                    f"{list(self.names)}: add it there or remove the entry"
+                )
+        for name, path in self.problem_files.items():
+            if not isinstance(path, str) or not path:
+                raise ValueError(f"benchmarks.problem_files.{name}={path!r}: give the data file's path")
+        for name, given in self.options.items():
+            if not isinstance(given, dict):
+                raise ValueError(f"benchmarks.options.{name} must map option names to values, got {given!r}")
+            BENCHMARKS[name].resolve_options(given)  # its error lists the valid options
+
+    def check_data(self) -> None:
+        """Load every named benchmark's problems (the subset must exist); ConfigError saying how to get
+        what is missing. Called when a job with benchmarks on is built, before any model is loaded."""
+        from coding_framework.evals import EvalError, get_benchmark
+
+        for name in self.names:
+            benchmark = get_benchmark(name)
+            path = self.problem_files.get(name)
+            try:
+                problems = benchmark.load(path, self.options.get(name))
+            except EvalError as exc:
+                hint = (
+                    f"fix benchmarks.problem_files.{name}"
+                    if path
+                    else f"or set benchmarks.problem_files.{name}=PATH"
+                )
+                raise ConfigError(
+                    f"benchmarks: {name}: {exc} ({hint}, or leave {name!r} out of benchmarks.names)"
+                ) from None
+            if not problems:
+                raise ConfigError(f"benchmarks: {name} has no problems in its data file; check the file")
+
+
+@dataclass(frozen=True)
 class LoggingConfig:
     """Where the run's metrics go besides metrics.jsonl in the run dir (see the monitor package)."""
 
@@ -94,6 +205,8 @@ class TrainJob:
     """The coding environment (agents): episodes, rewards, curriculum."""
     heldout: HeldoutConfig = field(default_factory=HeldoutConfig)
     """Held-out pass@1 measurement before and after training."""
+    benchmarks: BenchmarksConfig = field(default_factory=BenchmarksConfig)
+    """Benchmark subsets run with the current policy every N steps (off by default)."""
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     """Metric sinks."""
 
@@ -133,4 +246,7 @@ def build_job(
     data = merge(data, parse_overrides(overrides))
     if flags:
         data = merge(data, flags)
-    return build(TrainJob, data)
+    job = build(TrainJob, data)
+    if job.benchmarks.every:
+        job.benchmarks.check_data()
+    return job
