@@ -19,6 +19,7 @@ from coding_framework.evals.datasets.evalplus import (
 from coding_framework.evals.datasets.evalplus_checker import check_inputs, is_floats, output_matches
 from coding_framework.evals.datasets.evalplus_jobs import evalplus_jobs, per_input_limits
 from coding_framework.evals.datasets.evalplus_oracle import attach_oracles, compute_oracles, oracle_warnings
+from coding_framework.evals.datasets.evalplus_program import guarded_program
 from coding_framework.evals.errors import DatasetNotFoundError, InputFileError
 from coding_framework.sandbox import FunctionCallJob, Status, Verdict
 
@@ -174,14 +175,16 @@ def test_jobs_carry_limits_from_the_reference_times(oracle_cache):
     )
     assert set(jobs) == {"base", "plus"}
     base = jobs["base"]
-    assert isinstance(base, FunctionCallJob) and base.program == problem.prompt + "    return xs\n"
+    # the sample's code runs inside evalplus's guard (evalplus_program), compiled as it was written
+    assert isinstance(base, FunctionCallJob) and base.entry_point == "running_mean"
+    assert base.program == guarded_program(problem.prompt + "    return xs\n", "humaneval", "running_mean")[0]
+    assert repr(problem.prompt + "    return xs\n") in base.program
     assert base.limits.timeout_s == pytest.approx(3 * 0.5 + 2.0)  # min(60, sum of limits) + start-up
     assert base.limits.memory_mb == 4096
     capped = evalplus_jobs(problem, "", timeout_s=1.0)["plus"]
     assert capped.limits.timeout_s == pytest.approx(1.0 + 2.0)
-    assert evalplus_jobs(problem, "ignored", solution="def running_mean(xs): ...")["base"].program.startswith(
-        "def"
-    )
+    with_solution = evalplus_jobs(problem, "ignored", solution="def running_mean(xs): ...")["base"].program
+    assert repr("def running_mean(xs): ...") in with_solution and "ignored" not in with_solution
 
 
 # -- the comparison rules -------------------------------------------------------------------------

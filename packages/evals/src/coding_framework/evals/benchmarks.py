@@ -37,6 +37,7 @@ from coding_framework.evals.datasets.evalplus_jobs import (
     evalplus_jobs,
 )
 from coding_framework.evals.datasets.evalplus_oracle import attach_oracles, oracle_warnings
+from coding_framework.evals.datasets.evalplus_program import PRELOAD as EVALPLUS_PRELOAD
 from coding_framework.evals.datasets.humaneval import humaneval_job, load_humaneval
 from coding_framework.evals.datasets.mbpp import MBPP_SOURCE, load_mbpp, mbpp_job, mbpp_prompt, mbpp_reference
 from coding_framework.evals.datasets.stdio import (
@@ -290,6 +291,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         options=_EVALPLUS_OPTIONS,
         reported_parts=("base",),
         data_warnings=oracle_warnings,
+        preload=EVALPLUS_PRELOAD,
     ),
     "mbpp": Benchmark(
         name="mbpp",
@@ -319,6 +321,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         options=_EVALPLUS_OPTIONS,
         reported_parts=("base",),
         data_warnings=oracle_warnings,
+        preload=EVALPLUS_PRELOAD,
     ),
     "bigcodebench": _bigcodebench(
         "bigcodebench",

@@ -1,6 +1,7 @@
 """Sandbox jobs for HumanEval+ / MBPP+ samples, with evalplus's per-input time limits.
 
-One FunctionCallJob per part ("base", "plus"): the candidate program runs in the sandbox child, the
+One FunctionCallJob per part ("base", "plus"): the candidate program runs in the sandbox child (under
+evalplus's restrictions, see evalplus_program; pools should preload its PRELOAD modules), the
 trusted test (evalplus_checker's source plus this task's inputs, expected outputs and limits) runs in
 the judge and calls the candidate once per input through the plain-data channel.
 
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from coding_framework.evals.datasets.evalplus import EvalPlusProblem, Oracle
+from coding_framework.evals.datasets.evalplus_program import guarded_program
 from coding_framework.sandbox import FunctionCallJob, Limits, Status, Verdict
 
 DEFAULT_MIN_TIME_LIMIT_S = 4.0
@@ -102,7 +104,11 @@ def evalplus_jobs(
     if oracle.error:
         message = f"{problem.task_id} cannot be scored: {oracle.error}"
         return {part: Verdict(Status.SANDBOX_ERROR, message) for part in PARTS}
-    program = solution if solution is not None else problem.prompt + completion
+    program, entry_point = guarded_program(
+        solution if solution is not None else problem.prompt + completion,
+        problem.dataset,
+        problem.entry_point,
+    )
     jobs = {}
     for part in PARTS:
         reference = getattr(oracle, f"{part}_time_s")
@@ -112,7 +118,7 @@ def evalplus_jobs(
         wall = min(timeout_s, sum(limits_s)) + 2.0
         jobs[part] = FunctionCallJob(
             program=program,
-            entry_point=problem.entry_point,
+            entry_point=entry_point,
             test=trusted_test_source(problem, [(part, limits_s)]),
             limits=Limits(timeout_s=wall, memory_mb=MEMORY_MB),
         )
@@ -133,7 +139,11 @@ def evalplus_job(
     oracle = _oracle(problem)
     if oracle.error:
         raise ValueError(f"{problem.task_id} cannot be scored: {oracle.error}")
-    program = solution if solution is not None else problem.prompt + completion
+    program, entry_point = guarded_program(
+        solution if solution is not None else problem.prompt + completion,
+        problem.dataset,
+        problem.entry_point,
+    )
     parts = [
         (
             part,
@@ -148,7 +158,7 @@ def evalplus_job(
     total = sum(sum(limits) for _, limits in parts)
     return FunctionCallJob(
         program=program,
-        entry_point=problem.entry_point,
+        entry_point=entry_point,
         test=trusted_test_source(problem, parts),
         limits=Limits(timeout_s=min(timeout_s, total) + 2.0, memory_mb=MEMORY_MB),
     )
