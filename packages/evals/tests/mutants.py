@@ -58,6 +58,15 @@ def _drop_return(node: ast.AST) -> bool:
     return False
 
 
+def _drop_branch(node: ast.AST) -> bool:
+    # The `if` stays (the block stays valid) but one branch can no longer run: with an else, the else;
+    # without one, the body.
+    if isinstance(node, ast.If):
+        node.test = ast.Constant(bool(node.orelse))
+        return True
+    return False
+
+
 OPERATORS: dict[str, Callable[[ast.AST], bool]] = {
     "flip_comparison": _flip_comparison,
     "off_by_one": _off_by_one,
@@ -65,6 +74,8 @@ OPERATORS: dict[str, Callable[[ast.AST], bool]] = {
     "swap_and_or": _swap_and_or,
     "drop_return": _drop_return,
 }
+ALL_OPERATORS: dict[str, Callable[[ast.AST], bool]] = {**OPERATORS, "drop_branch": _drop_branch}
+"""OPERATORS plus a dropped branch (kept apart so that `sample_mutants` keeps choosing the same mutants)."""
 
 
 @dataclass(frozen=True)
@@ -95,11 +106,17 @@ def _sites(body: list[ast.stmt], applies: Callable[[ast.AST], bool]) -> Iterator
                 yield node
 
 
-def mutants(task_id: str, prompt: str, solution: str, entry_point: str) -> list[Mutant]:
+def mutants(
+    task_id: str,
+    prompt: str,
+    solution: str,
+    entry_point: str,
+    operators: dict[str, Callable[[ast.AST], bool]] = OPERATORS,
+) -> list[Mutant]:
     """Every single-site mutant of `solution` (a HumanEval canonical completion), in a fixed order."""
     _, body = _solution_body(prompt, solution, entry_point)
     out = []
-    for name, op in OPERATORS.items():
+    for name, op in operators.items():
         count = sum(1 for _ in _sites(body, op))
         for site in range(count):
             _, fresh = _solution_body(prompt, solution, entry_point)
@@ -107,6 +124,32 @@ def mutants(task_id: str, prompt: str, solution: str, entry_point: str) -> list[
             op(node)
             code = ast.unparse(ast.Module(body=fresh, type_ignores=[]))
             out.append(Mutant(task_id, name, site, textwrap.indent(code, "    ") + "\n"))
+    return out
+
+
+def _entry_function(tree: ast.Module, entry_point: str) -> ast.FunctionDef:
+    return max(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == entry_point),
+        key=lambda n: n.end_lineno or 0,
+    )
+
+
+def program_mutants(
+    task_id: str,
+    program: str,
+    entry_point: str,
+    operators: dict[str, Callable[[ast.AST], bool]] = ALL_OPERATORS,
+) -> list[Mutant]:
+    """Every single-site mutant of the entry point's body in a whole program (an MBPP+ canonical
+    solution); `completion` holds the whole mutated program (evalplus's `solution`)."""
+    out = []
+    for name, op in operators.items():
+        count = sum(1 for _ in _sites(_entry_function(ast.parse(program), entry_point).body, op))
+        for site in range(count):
+            tree = ast.parse(program)
+            node = list(_sites(_entry_function(tree, entry_point).body, op))[site]
+            op(node)
+            out.append(Mutant(task_id, name, site, ast.unparse(tree) + "\n"))
     return out
 
 
