@@ -6,7 +6,8 @@ trusted test (evalplus_checker's source plus this task's inputs, expected output
 the judge and calls the candidate once per input through the plain-data channel.
 
 Time limits, as evalplus sets them: per input `max(min_time_limit_s, time_limit_factor * reference
-seconds)` (defaults 4.0 and 4.0, evalplus's DEFAULT_MIN_TIME_LIMIT and DEFAULT_GT_TIME_LIMIT_FACTOR);
+seconds)` (defaults 4.0 and 4.0, DEFAULT_MIN_TIME_LIMIT and DEFAULT_GT_TIME_LIMIT_FACTOR of evalplus's
+current source; its 0.3.1 release floors at 1.0: pass min_time_limit_s=1.0 to match that release);
 for the whole part `min(timeout_s, sum of the per-input limits) + 1` (evalplus's
 EVALPLUS_TIMEOUT_PER_TASK, 60 s) plus one second for the sandbox to start and load the program.
 """
