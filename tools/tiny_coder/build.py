@@ -117,9 +117,9 @@ def run_build(config: BuildConfig, log: Callable[[str], None] = print) -> dict[s
     torch.use_deterministic_algorithms(True)
     started = time.perf_counter()
     pairs = build_corpus(config.problems, config.seed)
-    log(f"corpus: {len(pairs)} train-split pairs ({time.perf_counter() - started:.0f} s)")
+    log(f"corpus: {len(pairs)} sft-split pairs ({time.perf_counter() - started:.0f} s)")
     tokenizer = train_tokenizer([t for p in pairs for t in (p.prompt, p.completion)], config.vocab_size,
-                                config.max_positions)
+                                config.max_positions, split_digits=config.split_digits)
     model = build_model(config, tokenizer)
     examples = encode_pairs(pairs, tokenizer, config.max_positions)
     n_params = parameter_count(model)
@@ -144,7 +144,7 @@ def run_build(config: BuildConfig, log: Callable[[str], None] = print) -> dict[s
     build_seconds = time.perf_counter() - started
     common = {
         "corpus": corpus_summary(pairs),
-        "corpus_source": f"coding_framework.agents.iter_problems('tiny-coder-{config.seed}', split='train'), "
+        "corpus_source": f"coding_framework.agents.iter_problems('tiny-coder-{config.seed}', split='sft'), "
                          "distinct statements",
         "parameters": n_params,
         "architecture": model.config.architectures[0] if model.config.architectures else "LlamaForCausalLM",

@@ -34,10 +34,11 @@ def render_card(info: dict[str, Any]) -> str:
         "",
         f"- Builder: `tools/tiny_coder` (see its README). Seed {config['seed']}; that seed fixes the corpus, "
         "tokenizer, initial weights, batch order and the evaluation's samples.",
-        f"- Corpus: {corpus['pairs']} prompt → completion pairs, {info['corpus_source']}; **train split "
-        "only** (asserted: no problem's split field, recomputed family+constants hash, behaviour or "
-        "statement is held-out). Prompt = `problem.statement` (the stub), completion = the reference's "
-        "body that continues it, then EOS.",
+        f"- Corpus: {corpus['pairs']} prompt → completion pairs, {info['corpus_source']}; **\"sft\" split "
+        "only** (asserted: every problem's split field and recomputed family+constants hash is \"sft\", "
+        "and no behaviour or statement is held-out), so the RL \"train\" split holds behaviours the "
+        "model never imitated and the held-out set behaviours it never trained on at all. Prompt = "
+        "`problem.statement` (the stub), completion = the reference's body that continues it, then EOS.",
         f"- Levels: {levels}.",
         f"- Families ({len(corpus['families'])}): {families}.",
         f"- Tokenizer: byte-level BPE (`tokenizers`), {config['vocab_size']} tokens including `<|pad|>`, "

@@ -17,12 +17,14 @@ class BuildConfig:
     """Directory to write the model into (config, weights, tokenizer, card); created if missing."""
     seed: int = 0
     """Seeds the corpus stream, weight init, batch order and evaluation sampling."""
-    steps: int = 600
-    """Optimizer steps (batches) of supervised training (600: the committed model; see its card)."""
+    steps: int = 800
+    """Optimizer steps (batches) of supervised training (800: the committed model; see its card)."""
     problems: int = 8000
-    """Distinct train-split problems in the corpus."""
+    """Distinct sft-split problems in the corpus (see coding_framework.agents.split_of)."""
     vocab_size: int = 768
     """Byte-level BPE vocabulary size, special tokens included."""
+    split_digits: bool = True
+    """Every digit its own token (so constants are copied token for token from the docstring)."""
     hidden_size: int = 160
     """Model width."""
     layers: int = 4

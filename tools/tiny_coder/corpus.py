@@ -1,10 +1,11 @@
-"""The supervised corpus: prompt → completion pairs from the agents generator, train split only.
+"""The supervised corpus: prompt → completion pairs from the agents generator, "sft" split only.
 
 A pair is exactly what the policy sees and owes at RL time: the prompt is `problem.statement` (a
 function stub ending after its docstring) and the completion is the reference's body, the text that
-continues the stub, which `extract_code` reads in "body" mode. Held-out problems never enter: they are
-generated with `split="train"`, and `check_no_heldout` re-derives each problem's split from its family
-and constants and compares its behaviour and statement with the committed held-out set.
+continues the stub, which `extract_code` reads in "body" mode. Only "sft"-split behaviours enter: RL
+trains on "train"-split behaviours the model has never imitated, and held-out ones are never trained on.
+Problems are generated with `split="sft"`, and `check_sft_only` re-derives each problem's split from its
+family and constants and compares its behaviour and statement with the committed held-out set.
 """
 
 from __future__ import annotations
@@ -45,18 +46,18 @@ def behaviour(problem: Problem) -> str:
     return f"{problem.family}:{sorted(problem.params.items())!r}"
 
 
-def check_no_heldout(problems: Iterable[Problem], heldout: Sequence[Problem] | None = None) -> None:
-    """Raise ValueError if any problem is held-out by field, by re-derived split, by behaviour
-    (family + constants) or by statement; `heldout` defaults to `load_heldout_set()`."""
+def check_sft_only(problems: Iterable[Problem], heldout: Sequence[Problem] | None = None) -> None:
+    """Raise ValueError if any problem is not "sft" by field or by re-derived split, or is held-out by
+    behaviour (family + constants) or by statement; `heldout` defaults to `load_heldout_set()`."""
     heldout = load_heldout_set() if heldout is None else heldout
     held_behaviours = {behaviour(p) for p in heldout}
     held_statements = {p.statement for p in heldout}
     for problem in problems:
         reasons = []
-        if problem.split != "train":
+        if problem.split != "sft":
             reasons.append(f"split field {problem.split!r}")
-        if problem_split(problem) != "train":
-            reasons.append("its family+constants hash to the held-out split")
+        if problem_split(problem) != "sft":
+            reasons.append(f"its family+constants hash to the {problem_split(problem)!r} split")
         if behaviour(problem) in held_behaviours:
             reasons.append("its behaviour occurs in the held-out set")
         if problem.statement in held_statements:
@@ -65,18 +66,18 @@ def check_no_heldout(problems: Iterable[Problem], heldout: Sequence[Problem] | N
             raise ValueError(f"problem {problem.id} cannot be trained on: {'; '.join(reasons)}")
 
 
-def train_problems(n_problems: int, seed: int) -> list[Problem]:
-    """`n_problems` distinct train-split problems from `iter_problems(f"tiny-coder-{seed}")`.
+def sft_problems(n_problems: int, seed: int) -> list[Problem]:
+    """`n_problems` distinct sft-split problems from `iter_problems(f"tiny-coder-{seed}", split="sft")`.
 
     Problems whose statement repeats an earlier one are skipped (and more are drawn), so the corpus
     has `n_problems` distinct prompts. Deterministic in (n_problems, seed). Checked by
-    `check_no_heldout`.
+    `check_sft_only`.
     """
     if n_problems < 1:
         raise ValueError(f"n_problems={n_problems}: need at least 1 problem")
     seen: set[str] = set()
     problems: list[Problem] = []
-    stream = iter_problems(f"tiny-coder-{seed}", split="train")
+    stream = iter_problems(f"tiny-coder-{seed}", split="sft")
     for problem in itertools.islice(stream, 20 * n_problems):
         if problem.statement in seen:
             continue
@@ -86,13 +87,13 @@ def train_problems(n_problems: int, seed: int) -> list[Problem]:
             break
     else:
         raise RuntimeError(f"only {len(problems)} distinct statements in {20 * n_problems} draws")
-    check_no_heldout(problems)
+    check_sft_only(problems)
     return problems
 
 
 def build_corpus(n_problems: int, seed: int) -> list[Pair]:
-    """The training pairs of `train_problems(n_problems, seed)`, in stream order."""
-    problems = train_problems(n_problems, seed)
+    """The training pairs of `sft_problems(n_problems, seed)`, in stream order."""
+    problems = sft_problems(n_problems, seed)
     return [Pair(p.statement, completion_of(p), p.family, p.difficulty) for p in problems]
 
 

@@ -5,6 +5,10 @@ normalisation), which the completion text needs: indentation and quotes are code
 `<|bos|>` in front of every encoded text (a post-processor in tokenizer.json), so any engine that calls
 `tokenizer(prompt)` feeds the model the sequence it was trained on; `<|eos|>` ends a completion, and
 `<|pad|>` pads on the left for batched generation.
+
+Digits are split one per token before byte-level BPE (as code and math LMs commonly do): a constant then
+has the same tokens in the docstring (" 28") and in the code ("[:28]", "- 28"), so writing it is a copy
+the model can learn once for all numbers, instead of recalling a separate merged token per context.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ SPECIAL_TOKENS = (PAD, BOS, EOS)
 """Ids 0, 1, 2 in this order."""
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int,
-                    model_max_length: int = 512) -> PreTrainedTokenizerFast:
-    """A byte-level BPE of `vocab_size` tokens (3 special + 256 bytes + merges) trained on `texts`.
+def train_tokenizer(texts: Iterable[str], vocab_size: int, model_max_length: int = 512,
+                    split_digits: bool = True) -> PreTrainedTokenizerFast:
+    """A byte-level BPE of `vocab_size` tokens (3 special + 256 bytes + merges) trained on `texts`;
+    `split_digits` makes every digit its own token.
 
     Deterministic for the same texts in the same order.
     """
@@ -29,7 +34,9 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int,
         raise ValueError(f"vocab_size={vocab_size}: a byte-level BPE needs more than "
                          f"{256 + len(SPECIAL_TOKENS)} (the bytes and special tokens); try 768")
     core = Tokenizer(models.BPE())
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    core.pre_tokenizer = (pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+                          if split_digits else byte_level)
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,

@@ -16,12 +16,14 @@ import pytest
 from coding_framework.agents.families import FAMILIES, LEVELS, families_at
 from coding_framework.agents.generator import (
     HELDOUT_EVERY,
+    SFT_EVERY,
     generate_problem,
     iter_problems,
     problem_split,
     split_of,
 )
 from coding_framework.agents.lint import lint_programs
+from coding_framework.agents.problems import SPLITS
 
 SEEDS = range(60)
 
@@ -54,8 +56,8 @@ def test_iter_problems_is_the_seeded_stream():
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_every_family_reaches_both_splits_and_records_its_split(family):
-    for split in ("train", "heldout"):
+def test_every_family_reaches_every_split_and_records_its_split(family):
+    for split in SPLITS:
         problems = [generate_problem(s, family=family, split=split) for s in range(5)]
         assert all(p.split == split == problem_split(p) for p in problems)
         assert all(p.family == family and p.difficulty == FAMILIES[family].level for p in problems)
@@ -64,7 +66,7 @@ def test_every_family_reaches_both_splits_and_records_its_split(family):
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_reference_passes_every_test_in_process(family):
     for seed in range(25):
-        for split in ("train", "heldout"):
+        for split in SPLITS:
             p = generate_problem(seed, family=family, split=split)
             namespace: dict = {}
             exec(p.reference, namespace)
@@ -132,12 +134,22 @@ def test_split_is_a_hash_of_behaviour_with_the_expected_share():
     assert abs(share - 1 / HELDOUT_EVERY) < 0.08
 
 
-def test_training_stream_never_yields_a_heldout_behaviour():
-    heldout = {(p.family, repr(sorted(p.params.items())))
-               for p in (generate_problem(s, split="heldout") for s in range(300))}
-    train = {(p.family, repr(sorted(p.params.items())))
-             for p in (generate_problem(s, split="train") for s in range(600))}
-    assert heldout and train and not heldout & train
+def test_the_three_splits_never_share_a_behaviour():
+    def behaviours(split, n):
+        return {(p.family, repr(sorted(p.params.items())))
+                for p in (generate_problem(s, split=split) for s in range(n))}
+
+    heldout, sft, train = behaviours("heldout", 300), behaviours("sft", 600), behaviours("train", 600)
+    assert heldout and sft and train
+    assert not heldout & train and not heldout & sft and not sft & train
+
+
+def test_sft_and_train_halve_the_behaviours_not_held_out():
+    keys = [("compare_const", {"k": k, "op": op}) for k in range(-10, 41) for op in ("<", ">", "<=", ">=")]
+    splits = [split_of(f, p) for f, p in keys]
+    kept = len(keys) - splits.count("heldout")
+    assert abs(splits.count("sft") / kept - 1 / SFT_EVERY) < 0.08
+    assert splits.count("sft") + splits.count("train") == kept
 
 
 def test_references_are_lint_clean():

@@ -9,6 +9,7 @@ from coding_framework.agents.datasets import load_heldout_set, load_starter_set
 from coding_framework.agents.execution import counted_job, counted_passes
 from coding_framework.agents.families import FAMILIES
 from coding_framework.agents.generator import generate_problem
+from coding_framework.agents.problems import SPLITS
 from coding_framework.sandbox import SandboxPool
 
 SEEDS_PER_FAMILY = 6
@@ -23,7 +24,7 @@ def pool():
 def _generated():
     return [generate_problem(f"sandbox-property:{seed}", family=family, split=split)
             for family in sorted(FAMILIES) for seed in range(SEEDS_PER_FAMILY)
-            for split in ("train", "heldout")]
+            for split in SPLITS]
 
 
 def test_references_pass_hidden_and_visible_tests(pool):

@@ -55,12 +55,12 @@ def test_config_and_parameter_count_match_the_card(loaded, info):
     assert f"{parameter_count(model):,} parameters" in card
 
 
-def test_card_names_the_rebuild_command_and_the_train_split(info):
+def test_card_names_the_rebuild_command_and_the_sft_split(info):
     card = (MODEL_DIR / CARD_FILE).read_text()
     assert info["command"].startswith(
         f"{COMMAND_PREFIX} --out models/tiny-coder --steps {info['steps']} --seed {info['config']['seed']}")
     assert info["command"] in card
-    assert "split='train'" in info["corpus_source"] and "train split only" in card.lower()
+    assert "split='sft'" in info["corpus_source"] and '"sft" split only' in card
     assert info["heldout"]["problems"] == len(load_heldout_set())
 
 

@@ -1,4 +1,4 @@
-"""The corpus is train-split only, and its completions are what the scorer reads as a function body."""
+"""The corpus is sft-split only, and its completions are what the scorer reads as a function body."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from coding_framework.agents import extract_code, generate_problem, load_heldout
 from tools.tiny_coder.corpus import (
     behaviour,
     build_corpus,
-    check_no_heldout,
+    check_sft_only,
     completion_of,
     corpus_summary,
-    train_problems,
+    sft_problems,
 )
 
 HELDOUT = load_heldout_set()
@@ -21,13 +21,13 @@ HELDOUT = load_heldout_set()
 
 @pytest.fixture(scope="module")
 def problems():
-    return train_problems(600, seed=0)
+    return sft_problems(600, seed=0)
 
 
-def test_no_corpus_problem_is_heldout_by_any_measure(problems):
+def test_no_corpus_problem_is_rl_train_or_heldout_by_any_measure(problems):
     held_behaviours = {behaviour(p) for p in HELDOUT}
     held_statements = {p.statement for p in HELDOUT}
-    assert all(p.split == "train" and problem_split(p) == "train" for p in problems)
+    assert all(p.split == "sft" and problem_split(p) == "sft" for p in problems)
     assert not {behaviour(p) for p in problems} & held_behaviours
     assert not {p.statement for p in problems} & held_statements
 
@@ -39,21 +39,29 @@ def test_corpus_draws_from_many_families_and_every_level(problems):
     assert summary["pairs"] == 600 == len({p.statement for p in problems})
 
 
-def test_check_no_heldout_rejects_heldout_problems_even_when_relabelled():
+def test_check_sft_only_rejects_heldout_problems_even_when_relabelled():
     with pytest.raises(ValueError, match="split field"):
-        check_no_heldout(HELDOUT[:1], HELDOUT)
-    relabelled = dataclasses.replace(HELDOUT[0], split="train")
-    with pytest.raises(ValueError, match="hash to the held-out split"):
-        check_no_heldout([relabelled], HELDOUT)
+        check_sft_only(HELDOUT[:1], HELDOUT)
+    relabelled = dataclasses.replace(HELDOUT[0], split="sft")
+    with pytest.raises(ValueError, match="hash to the 'heldout' split"):
+        check_sft_only([relabelled], HELDOUT)
     # A held-out behaviour under fresh names and examples is still refused.
     fresh = generate_problem("another-seed", family=HELDOUT[0].family, split="heldout")
-    fresh = dataclasses.replace(fresh, split="train", params=HELDOUT[0].params)
+    fresh = dataclasses.replace(fresh, split="sft", params=HELDOUT[0].params)
     with pytest.raises(ValueError, match="behaviour occurs in the held-out set"):
-        check_no_heldout([fresh], HELDOUT)
+        check_sft_only([fresh], HELDOUT)
 
 
-def test_check_no_heldout_accepts_train_problems(problems):
-    check_no_heldout(problems[:50], HELDOUT)
+def test_check_sft_only_rejects_rl_train_problems():
+    rl = generate_problem("rl-seed", family=HELDOUT[0].family, split="train")
+    with pytest.raises(ValueError, match="split field 'train'"):
+        check_sft_only([rl], HELDOUT)
+    with pytest.raises(ValueError, match="hash to the 'train' split"):
+        check_sft_only([dataclasses.replace(rl, split="sft")], HELDOUT)
+
+
+def test_check_sft_only_accepts_sft_problems(problems):
+    check_sft_only(problems[:50], HELDOUT)
 
 
 def test_completion_is_a_body_that_rebuilds_the_reference(problems):

@@ -62,3 +62,16 @@ def test_training_is_deterministic(tmp_path):
 def test_too_small_vocab_is_rejected():
     with pytest.raises(ValueError, match="vocab_size=100"):
         train_tokenizer(TEXTS[:10], 100)
+
+
+def test_digits_are_single_tokens_so_constants_copy_token_for_token(saved):
+    _, loaded = saved
+
+    def pieces(text):
+        return [loaded.decode([i]) for i in encode_plain(loaded, text)]
+
+    assert pieces("Return value minus 28.")[-3:] == ["2", "8", "."]
+    assert pieces("    return word[:16]\n")[-4:-1] == ["1", "6", "]"]
+    merged = train_tokenizer(TEXTS[:400], 400, split_digits=False)
+    assert any(len(p) > 1 and p.strip().isdigit()
+               for p in (merged.decode([i]) for i in encode_plain(merged, "x - 28 + 16 * 10")))

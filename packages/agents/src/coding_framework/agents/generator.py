@@ -5,9 +5,13 @@ and argument names, so a model has to read the statement: within a family the co
 answer. The statement is a function stub whose docstring states the task and shows the visible tests
 as `>>>` examples; the completion the model owes is the function body.
 
-Train / held-out split: a task's split is a hash of its family and constants (its behaviour, not its
-names or examples), so a held-out task's behaviour never occurs in any training problem, however many
-are generated. `generate_problem(..., split="train")` rejects held-out tasks and vice versa.
+Splits: a task's split is a hash of its family and constants (its behaviour, not its names or
+examples), so a held-out task's behaviour never occurs in any training problem, however many are
+generated. Behaviours outside the held-out split are halved again into "sft" (for supervised warm-up
+corpora, such as the one the project's small model learns from) and "train" (RL problems), so RL trains
+on behaviours a warmed-up model has never imitated, as it will meet held-out ones: otherwise RL rewards
+recall of memorised (family, constant) pairs, which does not transfer to held-out behaviours.
+`generate_problem(..., split=S)` rejects tasks of the other splits.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from coding_framework.agents.problems import SPLITS, Problem, Split, TestCase
 
 HELDOUT_EVERY = 5
 """One task behaviour in HELDOUT_EVERY (by hash) is held out."""
+SFT_EVERY = 2
+"""Of the behaviours not held out, one in SFT_EVERY (by an independent part of the hash) is "sft"."""
 N_VISIBLE = 2
 N_HIDDEN = 6
 _MAX_DRAWS = 400
@@ -33,7 +39,9 @@ def split_of(family: str, params: Mapping[str, Any]) -> Split:
     """The split a task behaviour belongs to: a pure function of (family, constants)."""
     key = json.dumps([family, dict(params)], sort_keys=True)
     digest = hashlib.sha256(f"cf-agents-split-v1:{key}".encode()).hexdigest()
-    return "heldout" if int(digest[:8], 16) % HELDOUT_EVERY == 0 else "train"
+    if int(digest[:8], 16) % HELDOUT_EVERY == 0:
+        return "heldout"
+    return "sft" if int(digest[8:16], 16) % SFT_EVERY == 0 else "train"
 
 
 def problem_split(problem: Problem) -> Split:
@@ -116,7 +124,7 @@ def generate_problem(seed: int | str, *, level: int | None = None, family: str |
       seed: any int or str; different seeds give (almost always) different problems.
       level: restrict to one difficulty level (see `LEVELS`); None draws from all.
       family: restrict to one family (see `FAMILIES`); overrides `level`.
-      split: "train" or "heldout"; tasks of the other split are rejected and redrawn.
+      split: "sft", "train" or "heldout"; tasks of the other splits are rejected and redrawn.
     """
     if split not in SPLITS:
         raise ValueError(f"split {split!r}: must be one of {SPLITS}")
@@ -128,7 +136,7 @@ def generate_problem(seed: int | str, *, level: int | None = None, family: str |
         choices = families_at(level)
     else:
         choices = tuple(FAMILIES.values())
-    # The split is part of the rng seed too, so the two streams never even share a random sequence.
+    # The split is part of the rng seed too, so the streams never even share a random sequence.
     rng = Random(f"cf-agents/{split}/{level}/{family}/{seed}")
     for _ in range(1000):
         task = rng.choice(choices).build(rng)
@@ -148,6 +156,7 @@ def iter_problems(seed: int | str, *, level: int | None = None, split: Split = "
 __all__ = [
     "HELDOUT_EVERY",
     "LEVELS",
+    "SFT_EVERY",
     "build_problem",
     "generate_problem",
     "iter_problems",

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-Split = Literal["train", "heldout"]
-SPLITS: tuple[str, ...] = ("train", "heldout")
+Split = Literal["sft", "train", "heldout"]
+SPLITS: tuple[str, ...] = ("sft", "train", "heldout")
+"""sft: behaviours reserved for supervised warm-up data (e.g. building a small model); train: RL training
+problems; heldout: evaluation only. A behaviour (family + constants) belongs to exactly one split."""
 
 
 class ProblemFormatError(ValueError):
