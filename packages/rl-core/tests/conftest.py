@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 import torch
 
+from coding_framework.rl_core.engine import write_tiny_model
+
 GROUP_SIZES = (4, 1, 3, 5, 1, 2)
 
 
@@ -105,4 +107,12 @@ def pytest_configure(config):
     config.addinivalue_line("filterwarnings", "ignore:.*engine is not available:UserWarning")
     config.addinivalue_line(
         "filterwarnings", "ignore:Ray state API is no longer experimental:DeprecationWarning"
+    )
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    """A tiny random Llama directory for the engine tests (one per test module; modules may override)."""
+    return write_tiny_model(
+        tmp_path_factory.mktemp("tiny") / "model", hidden_size=32, num_layers=1, num_heads=2
     )

@@ -19,17 +19,9 @@ from coding_framework.rl_core.engine import (
     read_trainer_state,
     restore_rng,
     save_checkpoint,
-    write_tiny_model,
 )
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return write_tiny_model(
-        tmp_path_factory.mktemp("tiny") / "model", hidden_size=32, num_layers=1, num_heads=2
-    )
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ from coding_framework.rl_core.engine import (
     Trainer,
     capture_rng,
     latest_checkpoint,
-    write_tiny_model,
 )
 
 torch.set_num_threads(1)
@@ -47,13 +46,6 @@ SETTINGS = {
         dynamic_sampling=True, overlong_buffer=3, clip_ratio_high=0.28, kl_coef=0.05, entropy_coeff=0.01
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return write_tiny_model(
-        tmp_path_factory.mktemp("tiny") / "model", hidden_size=32, num_layers=1, num_heads=2
-    )
 
 
 def _env():

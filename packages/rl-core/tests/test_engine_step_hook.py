@@ -17,7 +17,6 @@ from coding_framework.rl_core.engine import (
     capture_rng,
     latest_checkpoint,
     read_engine_state,
-    write_tiny_model,
 )
 
 torch.set_num_threads(1)
@@ -32,13 +31,6 @@ BASE = dict(
     temperature=1.0,
     seed=7,
 )
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return write_tiny_model(
-        tmp_path_factory.mktemp("tiny") / "model", hidden_size=32, num_layers=1, num_heads=2
-    )
 
 
 def _env():
