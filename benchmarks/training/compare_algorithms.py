@@ -38,10 +38,8 @@ def run_one(out: Path, algorithm: str, seed: int, overrides: list[str], threads:
     run_dir = out / f"{algorithm}-s{seed}"
     summary_path = run_dir / "summary.json"
     if not summary_path.exists():
-        if run_dir.exists():  # an interrupted run: continue it rather than start over
-            resume = ["--resume"] if (run_dir / "checkpoints").exists() else []
-        else:
-            resume = []
+        # An interrupted run with checkpoints continues rather than starting over.
+        resume = ["--resume"] if (run_dir / "checkpoints").exists() else []
         command = [
             sys.executable, "-m", "coding_framework.cli.main", "train", "--algorithm", algorithm,
             "--seed", str(seed), "--run-dir", str(run_dir), *resume,
