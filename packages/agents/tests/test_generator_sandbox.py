@@ -49,8 +49,6 @@ def test_a_sibling_reference_fails_most_hidden_tests(pool):
     verdicts = pool.run_many([counted_job(a, b.reference, a.hidden_tests) for a, b in pairs])
     passed = [counted_passes(v, len(a.hidden_tests)) for (a, _), v in zip(pairs, verdicts, strict=True)]
     not_told_apart = {a.family for (a, _), p in zip(pairs, passed, strict=True) if p == len(a.hidden_tests)}
-    # Known weakness, pinned so any change shows: these two families draw random inputs with no boundary
-    # case at k (a word of k-1 letters, a list holding k), so a sibling can pass all six hidden tests.
-    # Fixing it changes the committed held-out set and the small model's card: due with the next rebuild.
-    assert not_told_apart <= {"count_compare", "count_long_words"}, (not_told_apart, passed)
-    assert sum(p < len(a.hidden_tests) for (a, _), p in zip(pairs, passed, strict=True)) >= len(pairs) - 2
+    # Threshold families carry boundary inputs (a list holding k and one holding k + 1, words of k and
+    # k + 1 letters), so no sibling passes every hidden test by luck of the random draws.
+    assert not not_told_apart, (not_told_apart, passed)

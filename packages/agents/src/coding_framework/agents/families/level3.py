@@ -11,6 +11,7 @@ from coding_framework.agents.families.base import (
     Task,
     int_list,
     sentence,
+    word,
 )
 
 
@@ -66,7 +67,8 @@ def count_long_words(rng: Random) -> Task:
         "count_long_words", 3, {"k": k, "op": op}, rng.choice(("count_words", "word_count", "wordy")), (s,),
         f"Split {s} at spaces and return how many words have {words} {k} letters.",
         f"return len([w for w in {s}.split(' ') if w and len(w) {op} {k}])",
-        lambda v: sum(1 for w in v.split() if test(len(w))), lambda r: (sentence(r),), (("",),),
+        lambda v: sum(1 for w in v.split() if test(len(w))), lambda r: (sentence(r),),
+        (("",), (word(rng, k, k),), (word(rng, k + 1, k + 1),)),
     )
 
 
