@@ -236,3 +236,27 @@ def test_every_algorithm_and_setting_trains_a_step(model_dir, tmp_path, variant)
         assert metrics["kl/coef"] != config.kl_coef
     if config.uses_value_head:
         assert "loss/value" in metrics and "value/mean" in metrics
+
+
+def test_log_probs_are_those_of_the_sampling_temperature(model_dir):
+    """Rollouts drawn at temperature T are trained on with log softmax(logits / T): the ratio, the KL
+    and the gradient refer to the distribution the tokens came from (as in VERL's actor)."""
+    config = EngineConfig(device="cpu", prompts_per_step=2, group_size=2, temperature=0.5)
+    policy = load_policy(model_dir, config)
+    batch = _fixed_batch(policy)
+    window = batch.tokens.response_mask.shape[1]
+    with torch.no_grad():
+        logits = policy.model(
+            input_ids=batch.tokens.input_ids, attention_mask=batch.tokens.attention_mask
+        ).logits[:, -(window + 1) : -1, :].float()
+        targets = batch.tokens.input_ids[:, -window:]
+        expected = torch.log_softmax(logits / 0.5, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        at_half = forward_stats(policy.model, batch.tokens, window, temperature=0.5).log_probs
+        at_one = forward_stats(policy.model, batch.tokens, window).log_probs
+        in_update, _ = Updater(policy, config, torch.Generator())._no_grad_pass(policy.model, batch.tokens, window)
+    mask = batch.tokens.response_mask.bool()
+    torch.testing.assert_close(at_half[mask], expected[mask], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(in_update[mask], expected[mask], atol=1e-5, rtol=1e-5)
+    assert (at_half[mask] - at_one[mask]).abs().max() > 1e-3
+    with pytest.raises(ValueError, match="temperature"):
+        forward_stats(policy.model, batch.tokens, window, temperature=0.0)

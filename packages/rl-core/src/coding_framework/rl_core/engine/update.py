@@ -49,8 +49,13 @@ def forward_stats(
     entropy_grad: bool = False,
     value_head: ValueHead | None = None,
     autocast: Callable | None = None,
+    temperature: float = 1.0,
 ) -> TokenStats:
     """One forward pass: log-probabilities (and entropy, values) of the last `window` tokens of each row.
+
+    `temperature` must be the one the rollouts were sampled at: the log-probs (and entropy) are those of
+    softmax(logits / temperature), the distribution the tokens were drawn from, so importance ratios,
+    KL and the policy gradient all refer to the sampling policy.
 
     The logits at position p − 1 predict the token at p, so `window + 1` positions of logits are kept
     (`logits_to_keep` where the model supports it: the prompt's logits are never materialised). The
@@ -68,7 +73,11 @@ def forward_stats(
         kwargs["output_hidden_states"] = True
     with autocast() if autocast is not None else contextlib.nullcontext():
         out = model(**kwargs)
+    if not (temperature > 0 and math.isfinite(temperature)):
+        raise ValueError(f"temperature={temperature}: log-probs need a finite temperature > 0")
     logits = out.logits[:, -(window + 1) : -1, :].float()
+    if temperature != 1.0:
+        logits = logits / temperature
     targets = tokens.input_ids[:, -window:]
     log_probs = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
     entropy = None
@@ -277,6 +286,7 @@ class Updater:
                 entropy_grad=self.config.entropy_coeff > 0,
                 value_head=value_head,
                 autocast=self.policy.autocast,
+                temperature=self.config.temperature,
             )
 
     def _chunks(self, size: int) -> list[torch.Tensor]:
