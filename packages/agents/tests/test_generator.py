@@ -127,6 +127,21 @@ def test_levels_differ_in_kind():
     assert lengths[1] < lengths[2] < lengths[3]
 
 
+NUMERIC_CONSTANT_FAMILIES = (
+    "add_const", "sub_const", "compare_const", "count_compare", "sum_compare", "filter_compare",
+    "find_index", "extreme_or_default", "map_count", "sum_squares_if", "clamp_list", "running_total",
+)
+
+
+@pytest.mark.parametrize("family", NUMERIC_CONSTANT_FAMILIES)
+def test_behaviours_with_a_numeric_constant_rarely_repeat(family):
+    """Wide constant ranges: among 200 train problems of a family most behaviours are new, so neither
+    a warm-up corpus nor RL can memorise (family, constant) pairs; the constant must be read."""
+    params = [generate_problem(f"repeat:{i}", family=family, split="train").params for i in range(200)]
+    distinct = {tuple(sorted(p.items())) for p in params}
+    assert len(distinct) >= 80, (family, len(distinct))
+
+
 def test_split_is_a_hash_of_behaviour_with_the_expected_share():
     assert split_of("add_const", {"k": 3}) == split_of("add_const", {"k": 3})
     keys = [("compare_const", {"k": k, "op": op}) for k in range(-10, 41) for op in ("<", ">", "<=", ">=")]

@@ -9,7 +9,7 @@ from coding_framework.agents.families.base import INT_NAMES, STR_NAMES, Family, 
 
 
 def add_const(rng: Random) -> Task:
-    k = rng.randint(1, 30)
+    k = rng.randint(1, 300)
     x = rng.choice(INT_NAMES)
     return Task(
         "add_const", 1, {"k": k}, rng.choice(("add", "plus", "increase", "shift_up")), (x,),
@@ -19,7 +19,7 @@ def add_const(rng: Random) -> Task:
 
 
 def sub_const(rng: Random) -> Task:
-    k = rng.randint(1, 30)
+    k = rng.randint(1, 300)
     x = rng.choice(INT_NAMES)
     return Task(
         "sub_const", 1, {"k": k}, rng.choice(("subtract", "minus", "decrease", "shift_down")), (x,),
@@ -29,7 +29,7 @@ def sub_const(rng: Random) -> Task:
 
 
 def mul_const(rng: Random) -> Task:
-    k = rng.randint(2, 15)
+    k = rng.randint(2, 60)
     x = rng.choice(INT_NAMES)
     return Task(
         "mul_const", 1, {"k": k}, rng.choice(("multiply", "times", "scale")), (x,),
@@ -39,33 +39,33 @@ def mul_const(rng: Random) -> Task:
 
 
 def mod_const(rng: Random) -> Task:
-    k = rng.randint(2, 30)
+    k = rng.randint(2, 60)
     x = rng.choice(INT_NAMES)
     return Task(
         "mod_const", 1, {"k": k}, rng.choice(("remainder", "modulo", "leftover")), (x,),
         f"Return the remainder of {x} divided by {k}.", f"return {x} % {k}",
-        lambda v: v - (v // k) * k, lambda r: (r.randint(0, 200),), ((0,), (k,)),
+        lambda v: v - (v // k) * k, lambda r: (r.randint(0, max(200, 8 * k)),), ((0,), (k,)),
     )
 
 
 def floordiv_const(rng: Random) -> Task:
-    k = rng.randint(2, 25)
+    k = rng.randint(2, 60)
     x = rng.choice(INT_NAMES)
     return Task(
         "floordiv_const", 1, {"k": k}, rng.choice(("divide", "quotient", "split_into")), (x,),
         f"Return {x} divided by {k}, rounded down.", f"return {x} // {k}",
-        lambda v: int(v / k) if v >= 0 else -((-v + k - 1) // k), lambda r: (r.randint(0, 200),),
+        lambda v: int(v / k) if v >= 0 else -((-v + k - 1) // k), lambda r: (r.randint(0, max(200, 8 * k)),),
         ((0,), (k - 1,), (k,)),
     )
 
 
 def is_multiple(rng: Random) -> Task:
-    k = rng.randint(2, 25)
+    k = rng.randint(2, 60)
     x = rng.choice(INT_NAMES)
 
     def draw(r: Random) -> tuple[int]:
         # Half the inputs are multiples, so always answering False scores about half, not ~90%.
-        return (k * r.randint(0, 20),) if r.random() < 0.5 else (r.randint(1, 150),)
+        return (k * r.randint(0, 20),) if r.random() < 0.5 else (r.randint(1, max(150, 6 * k)),)
 
     return Task(
         "is_multiple", 1, {"k": k}, rng.choice(("is_multiple", "divisible", "check_divisible")), (x,),
@@ -79,7 +79,7 @@ COMPARISONS = {"greater than": ">", "less than": "<", "at least": ">=", "at most
 
 
 def compare_const(rng: Random) -> Task:
-    k = rng.randint(-10, 40)
+    k = rng.randint(-100, 200)
     words = rng.choice(sorted(COMPARISONS))
     op = COMPARISONS[words]
     x = rng.choice(INT_NAMES)
@@ -104,7 +104,7 @@ def repeat_str(rng: Random) -> Task:
 
 
 def prefix_str(rng: Random) -> Task:
-    k = rng.randint(1, 25)
+    k = rng.randint(1, 40)
     s = rng.choice(STR_NAMES)
     return Task(
         "prefix_str", 1, {"k": k}, rng.choice(("head", "prefix", "first_chars")), (s,),
@@ -115,7 +115,7 @@ def prefix_str(rng: Random) -> Task:
 
 
 def suffix_str(rng: Random) -> Task:
-    k = rng.randint(1, 25)
+    k = rng.randint(1, 40)
     s = rng.choice(STR_NAMES)
     return Task(
         "suffix_str", 1, {"k": k}, rng.choice(("tail", "suffix", "last_chars")), (s,),

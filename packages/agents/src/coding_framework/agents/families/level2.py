@@ -24,7 +24,7 @@ def boundary_lists(k: int) -> tuple[tuple[list[int]], ...]:
 
 
 def count_compare(rng: Random) -> Task:
-    k = rng.randint(-5, 15)
+    k = rng.randint(-50, 100)
     words = rng.choice(sorted(COMPARISONS))
     op = COMPARISONS[words]
     xs = rng.choice(LIST_NAMES)
@@ -33,12 +33,12 @@ def count_compare(rng: Random) -> Task:
         "count_compare", 2, {"k": k, "op": op}, rng.choice(("count_if", "how_many", "tally")), (xs,),
         f"Return how many elements of {xs} are {words} {k}.",
         f"return sum(1 for v in {xs} if v {op} {k})",
-        lambda vs: len([v for v in vs if test(v, k)]), lambda r: (int_list(r),), boundary_lists(k),
+        lambda vs: len([v for v in vs if test(v, k)]), lambda r: (int_list(r, k - 14, k + 15),), boundary_lists(k),
     )
 
 
 def sum_compare(rng: Random) -> Task:
-    k = rng.randint(-5, 15)
+    k = rng.randint(-50, 100)
     words = rng.choice(sorted(COMPARISONS))
     op = COMPARISONS[words]
     xs = rng.choice(LIST_NAMES)
@@ -47,12 +47,12 @@ def sum_compare(rng: Random) -> Task:
         "sum_compare", 2, {"k": k, "op": op}, rng.choice(("sum_if", "partial_sum", "total")), (xs,),
         f"Return the sum of the elements of {xs} that are {words} {k}.",
         f"total = 0\nfor v in {xs}:\n    if v {op} {k}:\n        total += v\nreturn total",
-        lambda vs: sum(v for v in vs if test(v, k)), lambda r: (int_list(r),), boundary_lists(k),
+        lambda vs: sum(v for v in vs if test(v, k)), lambda r: (int_list(r, k - 14, k + 15),), boundary_lists(k),
     )
 
 
 def sum_multiples(rng: Random) -> Task:
-    k = rng.randint(2, 12)
+    k = rng.randint(2, 30)
     divisible = rng.random() < 0.5
     xs = rng.choice(LIST_NAMES)
     phrase, test = ("divisible", "==") if divisible else ("not divisible", "!=")
@@ -62,7 +62,7 @@ def sum_multiples(rng: Random) -> Task:
         f"Return the sum of the elements of {xs} that are {phrase} by {k}.",
         f"return sum(v for v in {xs} if v % {k} {test} 0)",
         lambda vs: sum(v for v in vs if (v - (v // k) * k == 0) == divisible),
-        lambda r: (int_list(r, 0, 40),),
+        lambda r: (int_list(r, 0, max(40, 4 * k)),),
         (([],),),
     )
 
@@ -73,7 +73,7 @@ _MAPS = {"plus": "+", "minus": "-", "times": "*"}
 def map_arith(rng: Random) -> Task:
     words = rng.choice(sorted(_MAPS))
     op = _MAPS[words]
-    k = rng.randint(2, 15)
+    k = rng.randint(2, 60)
     xs = rng.choice(LIST_NAMES)
     apply = {"+": lambda v: v + k, "-": lambda v: v - k, "*": lambda v: v * k}[op]
     return Task(
@@ -85,7 +85,7 @@ def map_arith(rng: Random) -> Task:
 
 
 def filter_compare(rng: Random) -> Task:
-    k = rng.randint(-5, 15)
+    k = rng.randint(-50, 100)
     words = rng.choice(sorted(COMPARISONS))
     op = COMPARISONS[words]
     xs = rng.choice(LIST_NAMES)
@@ -94,12 +94,12 @@ def filter_compare(rng: Random) -> Task:
         "filter_compare", 2, {"k": k, "op": op}, rng.choice(("keep", "select", "filter_values")), (xs,),
         f"Return the elements of {xs} that are {words} {k}, in their original order.",
         f"result = []\nfor v in {xs}:\n    if v {op} {k}:\n        result.append(v)\nreturn result",
-        lambda vs: list(filter(lambda v: test(v, k), vs)), lambda r: (int_list(r),), boundary_lists(k),
+        lambda vs: list(filter(lambda v: test(v, k), vs)), lambda r: (int_list(r, k - 14, k + 15),), boundary_lists(k),
     )
 
 
 def find_index(rng: Random) -> Task:
-    k = rng.randint(0, 9)
+    k = rng.randint(0, 99)
     missing = rng.choice((-1, -2, 99))
     xs = rng.choice(LIST_NAMES)
 
@@ -110,13 +110,13 @@ def find_index(rng: Random) -> Task:
         "find_index", 2, {"k": k, "missing": missing}, rng.choice(("find", "index_of", "locate")), (xs,),
         f"Return the index of the first element of {xs} equal to {k}, or {missing} if there is none.",
         f"for i, v in enumerate({xs}):\n    if v == {k}:\n        return i\nreturn {missing}",
-        oracle, lambda r: (int_list(r, 0, 9),), (([],), ([k, k],)),
+        oracle, lambda r: (int_list(r, max(0, k - 5), max(0, k - 5) + 9),), (([],), ([k, k],)),
     )
 
 
 def extreme_or_default(rng: Random) -> Task:
     largest = rng.random() < 0.5
-    default = rng.randint(-20, 20)
+    default = rng.randint(-200, 200)
     xs = rng.choice(LIST_NAMES)
     which = "largest" if largest else "smallest"
     pick = max if largest else min

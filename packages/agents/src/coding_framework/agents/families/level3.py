@@ -16,33 +16,33 @@ from coding_framework.agents.families.base import (
 
 
 def filter_map(rng: Random) -> Task:
-    k = rng.randint(-3, 10)
-    m = rng.randint(2, 9)
+    k = rng.randint(-30, 60)
+    m = rng.randint(2, 30)
     xs = rng.choice(LIST_NAMES)
     return Task(
         "filter_map", 3, {"k": k, "m": m}, rng.choice(("scale_large", "pick_and_scale", "boost")), (xs,),
         f"Keep the elements of {xs} greater than {k}, multiply each by {m}, and return the new list.",
         f"return [v * {m} for v in {xs} if v > {k}]",
-        lambda vs: [m * v for v in filter(lambda v: v > k, vs)], lambda r: (int_list(r, -9, 20, 0, 8),),
+        lambda vs: [m * v for v in filter(lambda v: v > k, vs)], lambda r: (int_list(r, k - 12, k + 17, 0, 8),),
         (([],), ([k, k + 1],)),
     )
 
 
 def map_count(rng: Random) -> Task:
-    m = rng.randint(2, 6)
-    k = rng.randint(0, 40)
+    m = rng.randint(2, 12)
+    k = rng.randint(0, 200)
     xs = rng.choice(LIST_NAMES)
     return Task(
         "map_count", 3, {"k": k, "m": m}, rng.choice(("count_scaled", "scaled_above", "how_many_big")), (xs,),
         f"Multiply each element of {xs} by {m} and return how many of the results are greater than {k}.",
         f"count = 0\nfor v in {xs}:\n    if v * {m} > {k}:\n        count += 1\nreturn count",
-        lambda vs: len([v for v in vs if k < m * v]), lambda r: (int_list(r, -5, 15, 0, 8),), (([],),),
+        lambda vs: len([v for v in vs if k < m * v]), lambda r: (int_list(r, k // m - 10, k // m + 10, 0, 8),), (([],),),
     )
 
 
 def sum_squares_if(rng: Random) -> Task:
     odd = rng.random() < 0.5
-    k = rng.randint(-4, 8)
+    k = rng.randint(-100, 200)
     xs = rng.choice(LIST_NAMES)
     parity, rem = ("odd", 1) if odd else ("even", 0)
     return Task(
@@ -87,21 +87,21 @@ def join_short_words(rng: Random) -> Task:
 
 
 def clamp_list(rng: Random) -> Task:
-    lo = rng.randint(-5, 5)
-    hi = lo + rng.randint(2, 12)
+    lo = rng.randint(-50, 50)
+    hi = lo + rng.randint(2, 40)
     xs = rng.choice(LIST_NAMES)
     return Task(
         "clamp_list", 3, {"lo": lo, "hi": hi}, rng.choice(("clamp", "clip", "limit")), (xs,),
         f"Return a new list where each element of {xs} below {lo} becomes {lo} "
         f"and each element above {hi} becomes {hi}.",
         f"return [min(max(v, {lo}), {hi}) for v in {xs}]",
-        lambda vs: [lo if v < lo else hi if v > hi else v for v in vs], lambda r: (int_list(r, -15, 25),),
+        lambda vs: [lo if v < lo else hi if v > hi else v for v in vs], lambda r: (int_list(r, lo - 10, hi + 10),),
         (([],), ([lo, hi],)),
     )
 
 
 def running_total(rng: Random) -> Task:
-    start = rng.randint(-10, 15)
+    start = rng.randint(-100, 200)
     xs = rng.choice(LIST_NAMES)
 
     def oracle(vs: list[int]) -> list[int]:
@@ -118,7 +118,7 @@ def running_total(rng: Random) -> Task:
 
 
 def combine_pairs(rng: Random) -> Task:
-    k = rng.randint(2, 12)
+    k = rng.randint(2, 40)
     plus = rng.random() < 0.5
     a, b = rng.choice((("a", "b"), ("xs", "ys"), ("left", "right")))
     sign = "+" if plus else "-"
