@@ -253,7 +253,8 @@ def test_log_probs_are_those_of_the_sampling_temperature(model_dir):
         expected = torch.log_softmax(logits / 0.5, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
         at_half = forward_stats(policy.model, batch.tokens, window, temperature=0.5).log_probs
         at_one = forward_stats(policy.model, batch.tokens, window).log_probs
-        in_update, _ = Updater(policy, config, torch.Generator())._no_grad_pass(policy.model, batch.tokens, window)
+        updater = Updater(policy, config, torch.Generator())
+        in_update, _ = updater._no_grad_pass(policy.model, batch.tokens, window)
     mask = batch.tokens.response_mask.bool()
     torch.testing.assert_close(at_half[mask], expected[mask], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(in_update[mask], expected[mask], atol=1e-5, rtol=1e-5)

@@ -33,7 +33,8 @@ def count_compare(rng: Random) -> Task:
         "count_compare", 2, {"k": k, "op": op}, rng.choice(("count_if", "how_many", "tally")), (xs,),
         f"Return how many elements of {xs} are {words} {k}.",
         f"return sum(1 for v in {xs} if v {op} {k})",
-        lambda vs: len([v for v in vs if test(v, k)]), lambda r: (int_list(r, k - 14, k + 15),), boundary_lists(k),
+        lambda vs: len([v for v in vs if test(v, k)]), lambda r: (int_list(r, k - 14, k + 15),),
+        boundary_lists(k),
     )
 
 
@@ -47,7 +48,8 @@ def sum_compare(rng: Random) -> Task:
         "sum_compare", 2, {"k": k, "op": op}, rng.choice(("sum_if", "partial_sum", "total")), (xs,),
         f"Return the sum of the elements of {xs} that are {words} {k}.",
         f"total = 0\nfor v in {xs}:\n    if v {op} {k}:\n        total += v\nreturn total",
-        lambda vs: sum(v for v in vs if test(v, k)), lambda r: (int_list(r, k - 14, k + 15),), boundary_lists(k),
+        lambda vs: sum(v for v in vs if test(v, k)), lambda r: (int_list(r, k - 14, k + 15),),
+        boundary_lists(k),
     )
 
 
@@ -94,7 +96,8 @@ def filter_compare(rng: Random) -> Task:
         "filter_compare", 2, {"k": k, "op": op}, rng.choice(("keep", "select", "filter_values")), (xs,),
         f"Return the elements of {xs} that are {words} {k}, in their original order.",
         f"result = []\nfor v in {xs}:\n    if v {op} {k}:\n        result.append(v)\nreturn result",
-        lambda vs: list(filter(lambda v: test(v, k), vs)), lambda r: (int_list(r, k - 14, k + 15),), boundary_lists(k),
+        lambda vs: list(filter(lambda v: test(v, k), vs)), lambda r: (int_list(r, k - 14, k + 15),),
+        boundary_lists(k),
     )
 
 

@@ -23,7 +23,8 @@ def filter_map(rng: Random) -> Task:
         "filter_map", 3, {"k": k, "m": m}, rng.choice(("scale_large", "pick_and_scale", "boost")), (xs,),
         f"Keep the elements of {xs} greater than {k}, multiply each by {m}, and return the new list.",
         f"return [v * {m} for v in {xs} if v > {k}]",
-        lambda vs: [m * v for v in filter(lambda v: v > k, vs)], lambda r: (int_list(r, k - 12, k + 17, 0, 8),),
+        lambda vs: [m * v for v in filter(lambda v: v > k, vs)],
+        lambda r: (int_list(r, k - 12, k + 17, 0, 8),),
         (([],), ([k, k + 1],)),
     )
 
@@ -36,7 +37,9 @@ def map_count(rng: Random) -> Task:
         "map_count", 3, {"k": k, "m": m}, rng.choice(("count_scaled", "scaled_above", "how_many_big")), (xs,),
         f"Multiply each element of {xs} by {m} and return how many of the results are greater than {k}.",
         f"count = 0\nfor v in {xs}:\n    if v * {m} > {k}:\n        count += 1\nreturn count",
-        lambda vs: len([v for v in vs if k < m * v]), lambda r: (int_list(r, k // m - 10, k // m + 10, 0, 8),), (([],),),
+        lambda vs: len([v for v in vs if k < m * v]),
+        lambda r: (int_list(r, k // m - 10, k // m + 10, 0, 8),),
+        (([],),),
     )
 
 
@@ -95,7 +98,8 @@ def clamp_list(rng: Random) -> Task:
         f"Return a new list where each element of {xs} below {lo} becomes {lo} "
         f"and each element above {hi} becomes {hi}.",
         f"return [min(max(v, {lo}), {hi}) for v in {xs}]",
-        lambda vs: [lo if v < lo else hi if v > hi else v for v in vs], lambda r: (int_list(r, lo - 10, hi + 10),),
+        lambda vs: [lo if v < lo else hi if v > hi else v for v in vs],
+        lambda r: (int_list(r, lo - 10, hi + 10),),
         (([],), ([lo, hi],)),
     )
 
