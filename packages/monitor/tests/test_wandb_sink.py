@@ -1,6 +1,7 @@
 """W&B in offline mode writing a real run directory inside the run dir."""
 
 import json
+import time
 
 import pytest
 import wandb
@@ -36,6 +37,9 @@ def test_offline_run_files_and_resume(local_config, tmp_path):
     assert copied.is_file() and not copied.is_symlink() and copied.read_bytes() == plot.read_bytes()
     assert json.loads((config.run_dir / STATE_FILE).read_text())["wandb"] == {"run_id": run_id}
 
+    # W&B names an offline run directory by the second it started: a resume within the same second
+    # would share the first directory. Real resumes come seconds later at the least.
+    time.sleep(1.0 - time.time() % 1.0 + 0.05)
     with RunLogger(local_config(console="off", wandb="on", experiment="cf-tests", resume=True)) as run:
         assert run.sink("wandb").run_id == run_id
         run.log_metrics({"reward/mean": 2.0}, step=3)
