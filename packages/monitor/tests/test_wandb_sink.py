@@ -8,7 +8,7 @@ import wandb
 
 from coding_framework.monitor import RunLogger, SinkStartError
 from coding_framework.monitor.state import STATE_FILE
-from coding_framework.monitor.wandb_sink import wandb_mode
+from coding_framework.monitor.wandb_sink import wait_for_a_new_offline_dir, wandb_mode
 
 
 def test_offline_run_files_and_resume(local_config, tmp_path):
@@ -37,9 +37,6 @@ def test_offline_run_files_and_resume(local_config, tmp_path):
     assert copied.is_file() and not copied.is_symlink() and copied.read_bytes() == plot.read_bytes()
     assert json.loads((config.run_dir / STATE_FILE).read_text())["wandb"] == {"run_id": run_id}
 
-    # W&B names an offline run directory by the second it started: a resume within the same second
-    # would share the first directory. Real resumes come seconds later at the least.
-    time.sleep(1.0 - time.time() % 1.0 + 0.05)
     with RunLogger(local_config(console="off", wandb="on", experiment="cf-tests", resume=True)) as run:
         assert run.sink("wandb").run_id == run_id
         run.log_metrics({"reward/mean": 2.0}, step=3)
@@ -65,3 +62,14 @@ def test_init_failure_is_a_warning_in_auto_and_an_error_in_on(local_config, monk
     assert "wandb sink is off for this run" in caplog.text
     with pytest.raises(SinkStartError, match="wandb sink could not start: CommError"):
         RunLogger(local_config("on", console="off", wandb="on"))
+
+
+def test_a_resume_never_starts_in_the_second_of_an_existing_offline_dir(tmp_path):
+    """W&B would reuse that directory and drop what the resumed run logs."""
+    taken = time.strftime("%Y%m%d_%H%M%S")
+    (tmp_path / f"offline-run-{taken}-abc").mkdir()
+    wait_for_a_new_offline_dir(tmp_path, "abc")
+    assert time.strftime("%Y%m%d_%H%M%S") != taken
+    started = time.monotonic()
+    wait_for_a_new_offline_dir(tmp_path, "other-id")
+    assert time.monotonic() - started < 0.1

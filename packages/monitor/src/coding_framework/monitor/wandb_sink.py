@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,6 +22,15 @@ def wandb_mode(environ: Mapping[str, str] = os.environ) -> str:
     if explicit:
         return explicit
     return "online" if environ.get("WANDB_API_KEY") else "offline"
+
+
+def wait_for_a_new_offline_dir(wandb_dir: Path, run_id: str) -> None:
+    """W&B names an offline run directory `offline-run-<YYYYmmdd_HHMMSS>-<id>` by the second it starts,
+    and a resumed run that starts in the same second as an earlier one of the same id shares that
+    directory and loses what it logs (seen with wandb 0.2x). Wait for the next second when the current
+    second's directory exists already."""
+    while (wandb_dir / f"offline-run-{time.strftime('%Y%m%d_%H%M%S')}-{run_id}").exists():
+        time.sleep(1.0 - time.time() % 1.0 + 0.01)
 
 
 class WandbSink(Sink):
@@ -45,6 +55,8 @@ class WandbSink(Sink):
         )
         previous = state.get("wandb") if resume else None
         resume_id = previous.get("run_id") if previous else None
+        if resume_id and self.mode == "offline":
+            wait_for_a_new_offline_dir(Path(run_dir) / "wandb", resume_id)
         self.run = wandb.init(
             project=project,
             name=run_name,
