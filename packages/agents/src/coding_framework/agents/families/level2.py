@@ -105,6 +105,7 @@ def find_index(rng: Random) -> Task:
     k = rng.randint(0, 99)
     missing = rng.choice((-1, -2, 99))
     xs = rng.choice(LIST_NAMES)
+    low = max(0, k - 5)  # inputs from ten values around k, so k is often present
 
     def oracle(vs: list[int]) -> int:
         return next((i for i, v in enumerate(vs) if v == k), missing)
@@ -113,7 +114,7 @@ def find_index(rng: Random) -> Task:
         "find_index", 2, {"k": k, "missing": missing}, rng.choice(("find", "index_of", "locate")), (xs,),
         f"Return the index of the first element of {xs} equal to {k}, or {missing} if there is none.",
         f"for i, v in enumerate({xs}):\n    if v == {k}:\n        return i\nreturn {missing}",
-        oracle, lambda r: (int_list(r, max(0, k - 5), max(0, k - 5) + 9),), (([],), ([k, k],)),
+        oracle, lambda r: (int_list(r, low, low + 9),), (([],), ([k, k],)),
     )
 
 
