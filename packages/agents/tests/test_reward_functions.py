@@ -53,7 +53,7 @@ def test_style_loses_a_fixed_amount_per_finding(problem):
 
 def test_quality_rewards_are_gated_on_full_correctness(problem):
     gated, open_ = RewardConfig(), RewardConfig(gate_quality=False)
-    wrong = attempt(problem, passed=2, lint=(), timing=timed(0.01), reference_timing=timed(0.01))
+    wrong = attempt(problem, passed=2, lint=(), timing=(timed(0.01),), reference_timing=(timed(0.01),))
     for name in ("style", "efficiency"):
         assert get_reward(name)(wrong, gated) == 0.0
         assert get_reward(name)(wrong, open_) == 1.0
@@ -62,16 +62,29 @@ def test_quality_rewards_are_gated_on_full_correctness(problem):
 def test_efficiency_is_the_tolerant_runtime_ratio(problem):
     config = RewardConfig(efficiency_tolerance=1.2)
     eff = get_reward("efficiency")
-    same = attempt(problem, passed=4, timing=timed(0.0104), reference_timing=timed(0.0100))
-    assert eff(same, config) == 1.0  # 4% slower: within the tolerance
-    slow = attempt(problem, passed=4, timing=timed(0.060), reference_timing=timed(0.010))
-    assert eff(slow, config) == pytest.approx(1.2 * 0.010 / 0.060)
-    wall_only = attempt(problem, passed=4, timing=timed(None, 0.4), reference_timing=timed(None, 0.1))
+
+    def timed_pair(candidate, reference):
+        return attempt(problem, passed=4, timing=(candidate,), reference_timing=(reference,))
+
+    assert eff(timed_pair(timed(0.0104), timed(0.0100)), config) == 1.0  # 4% slower: within the tolerance
+    assert eff(timed_pair(timed(0.060), timed(0.010)), config) == pytest.approx(1.2 * 0.010 / 0.060)
+    wall_only = timed_pair(timed(None, 0.4), timed(None, 0.1))
     assert eff(wall_only, config) == pytest.approx(1.2 * 0.1 / 0.4)  # wall time when CPU is unknown
-    timed_out = attempt(problem, passed=4, timing=timed(0.01, status=Status.TIMEOUT),
-                        reference_timing=timed(0.01))
-    assert eff(timed_out, config) == 0.0
+    assert eff(timed_pair(timed(0.01, status=Status.TIMEOUT), timed(0.01)), config) == 0.0
     assert not REWARDS["efficiency"].reproducible and not RewardConfig(weights={"efficiency": 1}).reproducible
+
+
+def test_efficiency_takes_each_sides_fastest_round_and_needs_every_round_to_pass(problem):
+    config = RewardConfig(efficiency_tolerance=1.0)
+    eff = get_reward("efficiency")
+    loaded = attempt(problem, passed=4, timing=(timed(0.030), timed(0.012), timed(0.020)),
+                     reference_timing=(timed(0.010), timed(0.025), timed(0.016)))
+    assert loaded.runtime_s == 0.012 and loaded.reference_runtime_s == 0.010
+    assert eff(loaded, config) == pytest.approx(0.010 / 0.012)
+    one_round_timed_out = attempt(problem, passed=4, timing=(timed(0.01), timed(0.01, status=Status.TIMEOUT)),
+                                  reference_timing=(timed(0.01), timed(0.01)))
+    assert one_round_timed_out.runtime_s is None and eff(one_round_timed_out, config) == 0.0
+    assert attempt(problem, passed=4, timing=()).runtime_s is None
 
 
 def test_format_penalties(problem):
@@ -111,7 +124,7 @@ def test_every_reward_returns_a_float_in_its_range(name, problem):
     config = RewardConfig(gate_quality=False)
     cases = [
         attempt(problem, NO_CODE), attempt(problem, BROKEN), attempt(problem, passed=0, lint=LINT),
-        attempt(problem, passed=4, lint=(), timing=timed(0.02), reference_timing=timed(0.01)),
+        attempt(problem, passed=4, lint=(), timing=(timed(0.02),), reference_timing=(timed(0.01),)),
     ]
     for a in cases:
         value = get_reward(name)(a, config)

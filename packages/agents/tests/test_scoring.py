@@ -41,13 +41,17 @@ def test_results_keep_input_order_across_problems(fake_pool, problem_factory):
     assert [s.attempt.problem.id for s in scores] == ["hand-add-three", "b", "hand-add-three", "b"]
 
 
-def test_timing_jobs_share_one_reference_job_per_problem(fake_pool, problem):
-    config = RewardConfig(weights={"correctness": 1.0, "efficiency": 0.5}, efficiency_repeats=3)
+def test_timing_jobs_share_one_reference_job_per_problem_and_round(fake_pool, problem):
+    config = RewardConfig(weights={"correctness": 1.0, "efficiency": 0.5}, efficiency_repeats=3,
+                          efficiency_rounds=2)
     scores = score_completions([problem] * 3, [RIGHT, RIGHT, HALF], fake_pool, config)
     jobs = fake_pool.calls[0]
-    assert len(fake_pool.calls) == 1 and len(jobs) == 3 + 3 + 1  # counted, timing, one reference
-    assert sum(job.program == problem.reference for job in jobs) == 1
-    assert jobs[-1].test.count("_cf_case(") == 3 * len(problem.hidden_tests)  # repeated cases
+    # counted, then per round: three candidates' timing jobs and one reference job after the first
+    assert len(fake_pool.calls) == 1 and len(jobs) == 3 + 2 * (3 + 1)
+    is_reference = [job.program == problem.reference for job in jobs]
+    assert is_reference == [False] * 4 + [True] + [False] * 2 + [False, True] + [False] * 2
+    assert jobs[4].test.count("_cf_case(") == 3 * len(problem.hidden_tests)  # repeated cases
+    assert len(scores[0].attempt.timing) == len(scores[0].attempt.reference_timing) == 2
     assert scores[0].attempt.reference_runtime_s is not None
     assert scores[2].components["efficiency"] == 0.0  # gated: not fully correct
     assert not config.reproducible

@@ -2,10 +2,10 @@
 
 `score_completions` is the batch API a trainer calls once per step: it extracts code from every
 completion, builds every sandbox job the configured rewards need (one counting job per sample for the
-hidden tests, or one job per case; timing jobs for efficiency, with one reference timing job per
-distinct problem), runs them in a single `run_many` call while ruff lints the same programs in a
-separate process, and returns one `Score` per completion, in input order. Code that is missing or does
-not parse is never sent to the sandbox.
+hidden tests, or one job per case; timing jobs for efficiency, `efficiency_rounds` per candidate and
+per distinct problem's reference), runs them in a single `run_many` call while ruff lints the same
+programs in a separate process, and returns one `Score` per completion, in input order. Code that is
+missing or does not parse is never sent to the sandbox.
 """
 
 from __future__ import annotations
@@ -71,10 +71,10 @@ class Attempt:
     """Per-case hidden verdicts (hidden_jobs="per_case")."""
     lint: tuple[Finding, ...] | None = None
     """Ruff findings, when measured."""
-    timing: Verdict | None = None
-    """The candidate's timing job (hidden cases repeated), when measured."""
-    reference_timing: Verdict | None = None
-    """The reference solution's timing job from the same batch."""
+    timing: tuple[Verdict, ...] | None = None
+    """The candidate's timing jobs (hidden cases repeated; one per round), when measured."""
+    reference_timing: tuple[Verdict, ...] | None = None
+    """The reference solution's timing jobs from the same batch (one per round)."""
 
     @property
     def pass_fraction(self) -> float:
@@ -92,17 +92,18 @@ class Attempt:
 
     @property
     def runtime_s(self) -> float | None:
-        """Seconds the passing timing job took (see `job_runtime_s`), else None."""
-        return job_runtime_s(self.timing)
+        """The least seconds a timing round took (see `job_runtime_s`); None unless every round passed."""
+        return rounds_runtime_s(self.timing)
 
     @property
     def reference_runtime_s(self) -> float | None:
-        return job_runtime_s(self.reference_timing)
+        return rounds_runtime_s(self.reference_timing)
 
     @property
     def sandbox_errors(self) -> int:
         """Jobs that failed for infrastructure reasons (not the candidate's verdict)."""
-        verdicts = [r.verdict for r in self.cases or ()] + [v for v in (self.hidden, self.timing) if v]
+        verdicts = [r.verdict for r in self.cases or ()] + [self.hidden] * (self.hidden is not None)
+        verdicts += self.timing or ()
         return sum(v.status is Status.SANDBOX_ERROR for v in verdicts)
 
 
@@ -115,6 +116,17 @@ def job_runtime_s(verdict: Verdict | None) -> float | None:
     if verdict is None or not verdict.passed:
         return None
     return verdict.cpu_s if verdict.cpu_s is not None else verdict.duration_s
+
+
+def rounds_runtime_s(verdicts: Sequence[Verdict] | None) -> float | None:
+    """The minimum `job_runtime_s` over timing rounds, or None when there are none or any failed.
+
+    The minimum, as timeit takes: noise from other work on the machine only ever adds time.
+    """
+    times = [job_runtime_s(v) for v in verdicts or ()]
+    if not times or any(t is None for t in times):
+        return None
+    return min(times)
 
 
 @dataclass(frozen=True)
@@ -163,7 +175,6 @@ def measure(problems: Sequence[Problem], completions: Sequence[str], pool: Execu
         batch = JobBatch()
         limits = config.limits
         planned: list[dict[str, slice]] = []
-        reference_slots: dict[str, slice] = {}
         for problem, program in zip(problems, runnable, strict=True):
             slots: dict[str, slice] = {}
             if program is not None:
@@ -171,14 +182,23 @@ def measure(problems: Sequence[Problem], completions: Sequence[str], pool: Execu
                     slots["cases"] = batch.add(case_jobs(problem, program, problem.hidden_tests, limits))
                 elif "hidden" in needs:
                     slots["hidden"] = batch.add([counted_job(problem, program, problem.hidden_tests, limits)])
-                if "timing" in needs:
-                    repeats = config.efficiency_repeats
-                    slots["timing"] = batch.add([suite_job(problem, program, problem.hidden_tests, repeats,
-                                                           limits)])
-                    if problem.id not in reference_slots:
-                        reference_slots[problem.id] = batch.add([suite_job(
-                            problem, problem.reference, problem.hidden_tests, repeats, limits)])
             planned.append(slots)
+        timing_slots: list[list[slice]] = [[] for _ in problems]
+        reference_slots: dict[str, list[slice]] = {}
+        if "timing" in needs:
+            # Round by round, so each candidate's and its reference's rounds spread over the batch alike.
+            repeats = config.efficiency_repeats
+            for _ in range(config.efficiency_rounds):
+                referenced: set[str] = set()
+                for i, (problem, program) in enumerate(zip(problems, runnable, strict=True)):
+                    if program is None:
+                        continue
+                    timing_slots[i].append(batch.add([suite_job(problem, program, problem.hidden_tests,
+                                                                repeats, limits)]))
+                    if problem.id not in referenced:
+                        referenced.add(problem.id)
+                        reference_slots.setdefault(problem.id, []).append(batch.add([suite_job(
+                            problem, problem.reference, problem.hidden_tests, repeats, limits)]))
         batch.run(pool)
     finally:
         findings = lint_run.result() if lint_run is not None else None
@@ -193,7 +213,8 @@ def measure(problems: Sequence[Problem], completions: Sequence[str], pool: Execu
         if "hidden" in slots:
             hidden = batch.get(slots["hidden"])[0]
             passed = counted_passes(hidden, len(problem.hidden_tests))
-        reference = reference_slots.get(problem.id) if "timing" in slots else None
+        timing = tuple(batch.get(where)[0] for where in timing_slots[i]) or None
+        reference = tuple(batch.get(where)[0] for where in reference_slots.get(problem.id, ())) or None
         attempts.append(Attempt(
             problem=problem,
             completion=completion,
@@ -202,8 +223,8 @@ def measure(problems: Sequence[Problem], completions: Sequence[str], pool: Execu
             hidden=hidden,
             cases=cases,
             lint=findings[i] if findings is not None else None,
-            timing=batch.get(slots["timing"])[0] if "timing" in slots else None,
-            reference_timing=batch.get(reference)[0] if reference is not None else None,
+            timing=timing,
+            reference_timing=reference if timing is not None else None,
         ))
     return attempts
 
