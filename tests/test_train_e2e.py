@@ -56,7 +56,7 @@ def test_summary_has_the_documented_fields(uninterrupted):
     assert len(summary["reward_curve"]) == 8
     assert all(isinstance(r, float) for r in summary["reward_curve"])
     heldout = summary["heldout"]
-    assert heldout["n_problems"] == 24
+    assert heldout["set"] == "heldout" and heldout["n_problems"] == 24
     assert 0.0 <= heldout["pass_at_1_before"] <= 1.0 and 0.0 <= heldout["pass_at_1_after"] <= 1.0
     assert Path(summary["checkpoint"]) == run_dir / "checkpoints" / "step_8"
     assert (Path(summary["checkpoint"]) / "config.json").is_file()
@@ -99,3 +99,21 @@ def test_sigkill_after_second_checkpoint_then_resume_matches(uninterrupted, tmp_
     resumed = _train(run_dir, "--resume")
     assert resumed["reward_curve"] == reference["reward_curve"]
     assert resumed["heldout"] == reference["heldout"]
+
+
+def test_the_validation_set_is_measured_when_asked(tmp_path):
+    from coding_framework.agents import load_heldout_set, load_validation_set
+
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "coding_framework.cli.main", "train", "--max-steps", "1",
+               "--model-path", str(MODEL), "engine.prompts_per_step=2", "engine.group_size=2",
+               "benchmarks.at_start=false", "heldout.set=validation", "heldout.n_problems=5",
+               "logging.mlflow=off", "--run-dir", str(run_dir)]
+    result = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["heldout"]["set"] == "validation" and summary["heldout"]["n_problems"] == 5
+    measured = set(json.loads((run_dir / "heldout_before.json").read_text())["per_task"])
+    assert measured == {p.id for p in load_validation_set()[:5]}
+    assert not measured & {p.id for p in load_heldout_set()}
+    assert "measuring validation pass@1" in result.stdout and "held-out" not in result.stdout

@@ -67,7 +67,8 @@ def render_card(info: dict[str, Any]) -> str:
         lines += [
             "## Held-out results",
             "",
-            f"On `load_heldout_set()` ({held['problems']} problems, 30 per level, split \"heldout\"), scored "
+            f"On `load_heldout_set()` ({held['problems']} problems, "
+            f"{held['problems'] // len(held['greedy_pass1_by_level'])} per level, split \"heldout\"), scored "
             f"in the real sandbox ({info['sandbox']}); a sample passes when every hidden test passes. "
             f"Evaluation took {held['seconds'] / 60:.1f} min.",
             "",

@@ -15,7 +15,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from coding_framework.agents import Problem, iter_problems, load_heldout_set, problem_split
+from coding_framework.agents import (
+    Problem,
+    behaviour,
+    iter_problems,
+    load_heldout_set,
+    load_validation_set,
+    problem_split,
+)
 
 
 @dataclass(frozen=True)
@@ -41,15 +48,11 @@ def completion_of(problem: Problem) -> str:
     return body
 
 
-def behaviour(problem: Problem) -> str:
-    """What decides a problem's split: its family and constants."""
-    return f"{problem.family}:{sorted(problem.params.items())!r}"
-
-
 def check_sft_only(problems: Iterable[Problem], heldout: Sequence[Problem] | None = None) -> None:
     """Raise ValueError if any problem is not "sft" by field or by re-derived split, or is held-out by
-    behaviour (family + constants) or by statement; `heldout` defaults to `load_heldout_set()`."""
-    heldout = load_heldout_set() if heldout is None else heldout
+    behaviour (family + constants) or by statement; `heldout` defaults to agents' held-out and
+    validation sets."""
+    heldout = load_heldout_set() + load_validation_set() if heldout is None else heldout
     held_behaviours = {behaviour(p) for p in heldout}
     held_statements = {p.statement for p in heldout}
     for problem in problems:

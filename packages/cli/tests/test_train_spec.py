@@ -74,6 +74,13 @@ def test_engine_validation_reaches_the_user():
         build_job(overrides=["engine.group_size=0"])
 
 
+def test_heldout_set_is_heldout_or_validation():
+    assert build_job().heldout.set == "heldout"
+    assert build_job(overrides=["heldout.set=validation"]).heldout.set == "validation"
+    with pytest.raises(ConfigError, match=r"heldout\.set='test'"):
+        build_job(overrides=["heldout.set=test"])
+
+
 def test_heldout_greedy_needs_one_sample():
     with pytest.raises(ConfigError, match="n_samples=1"):
         build_job(overrides=["heldout.n_samples=4", "heldout.temperature=0"])

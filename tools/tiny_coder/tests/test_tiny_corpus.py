@@ -6,9 +6,15 @@ import dataclasses
 
 import pytest
 
-from coding_framework.agents import extract_code, generate_problem, load_heldout_set, problem_split
-from tools.tiny_coder.corpus import (
+from coding_framework.agents import (
     behaviour,
+    extract_code,
+    generate_problem,
+    load_heldout_set,
+    load_validation_set,
+    problem_split,
+)
+from tools.tiny_coder.corpus import (
     build_corpus,
     check_sft_only,
     completion_of,
@@ -17,6 +23,7 @@ from tools.tiny_coder.corpus import (
 )
 
 HELDOUT = load_heldout_set()
+EVALUATION = HELDOUT + load_validation_set()
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +32,8 @@ def problems():
 
 
 def test_no_corpus_problem_is_rl_train_or_heldout_by_any_measure(problems):
-    held_behaviours = {behaviour(p) for p in HELDOUT}
-    held_statements = {p.statement for p in HELDOUT}
+    held_behaviours = {behaviour(p) for p in EVALUATION}
+    held_statements = {p.statement for p in EVALUATION}
     assert all(p.split == "sft" and problem_split(p) == "sft" for p in problems)
     assert not {behaviour(p) for p in problems} & held_behaviours
     assert not {p.statement for p in problems} & held_statements

@@ -13,9 +13,12 @@ from coding_framework.agents.curriculum import (
 from coding_framework.agents.datasets import (
     build_heldout_set,
     build_starter_set,
+    build_validation_set,
     check_disjoint,
+    check_separate,
     load_heldout_set,
     load_starter_set,
+    load_validation_set,
 )
 from coding_framework.agents.environment import CodingEnvironment, CodingTrajectory, EnvironmentConfig
 from coding_framework.agents.episode import (
@@ -30,7 +33,13 @@ from coding_framework.agents.episode import (
 from coding_framework.agents.execution import CaseResult, case_jobs, suite_job
 from coding_framework.agents.extraction import Extraction, extract_code, syntax_error_of
 from coding_framework.agents.families import FAMILIES, LEVELS
-from coding_framework.agents.generator import generate_problem, iter_problems, problem_split, split_of
+from coding_framework.agents.generator import (
+    behaviour,
+    generate_problem,
+    iter_problems,
+    problem_split,
+    split_of,
+)
 from coding_framework.agents.lint import Finding, LintConfig, lint_programs
 from coding_framework.agents.problems import (
     Problem,
@@ -75,10 +84,13 @@ __all__ = [
     "Segment",
     "TestCase",
     "Turn",
+    "behaviour",
     "build_heldout_set",
     "build_starter_set",
+    "build_validation_set",
     "case_jobs",
     "check_disjoint",
+    "check_separate",
     "composite",
     "extract_code",
     "feedback_text",
@@ -88,6 +100,7 @@ __all__ = [
     "lint_programs",
     "load_heldout_set",
     "load_starter_set",
+    "load_validation_set",
     "measure",
     "parse_problems",
     "problem_split",

@@ -44,6 +44,11 @@ def split_of(family: str, params: Mapping[str, Any]) -> Split:
     return "sft" if int(digest[8:16], 16) % SFT_EVERY == 0 else "train"
 
 
+def behaviour(problem: Problem) -> tuple[str, str]:
+    """A generated problem's behaviour, what its split is a function of: its family and constants."""
+    return problem.family, repr(sorted(problem.params.items()))
+
+
 def problem_split(problem: Problem) -> Split:
     """Recompute a generated problem's split from its family and constants."""
     return split_of(problem.family, problem.params)
@@ -157,6 +162,7 @@ __all__ = [
     "HELDOUT_EVERY",
     "LEVELS",
     "SFT_EVERY",
+    "behaviour",
     "build_problem",
     "generate_problem",
     "iter_problems",

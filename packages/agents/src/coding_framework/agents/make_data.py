@@ -1,6 +1,7 @@
 """Write (or check) the packaged problem sets: `python -m coding_framework.agents.make_data [--check]`.
 
-Without arguments it rewrites data/starter.jsonl and data/heldout.jsonl in the source tree; `--out DIR`
+Without arguments it rewrites data/starter.jsonl, data/validation.jsonl and data/heldout.jsonl in the
+source tree; `--out DIR`
 writes them elsewhere; `--check` writes nothing and exits 1 if the files differ from a fresh build.
 """
 
@@ -13,9 +14,12 @@ from pathlib import Path
 from coding_framework.agents.datasets import (
     HELDOUT_FILE,
     STARTER_FILE,
+    VALIDATION_FILE,
     build_heldout_set,
     build_starter_set,
+    build_validation_set,
     check_disjoint,
+    check_separate,
     data_dir,
 )
 from coding_framework.agents.problems import problems_to_jsonl, write_problems
@@ -27,9 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the files instead of writing")
     args = parser.parse_args(argv)
     out = args.out or data_dir()
-    starter, heldout = build_starter_set(), build_heldout_set()
+    starter, validation, heldout = build_starter_set(), build_validation_set(), build_heldout_set()
+    check_disjoint(starter, validation)
     check_disjoint(starter, heldout)
-    sets = {STARTER_FILE: starter, HELDOUT_FILE: heldout}
+    check_separate(validation, heldout)
+    sets = {STARTER_FILE: starter, VALIDATION_FILE: validation, HELDOUT_FILE: heldout}
     if args.check:
         stale = [str(out / name) for name, problems in sets.items()
                  if not (out / name).is_file()

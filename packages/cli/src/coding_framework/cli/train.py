@@ -22,6 +22,8 @@ from rich.table import Table
 EXIT_BAD_INPUT = 1
 SUMMARY_FILE = "summary.json"
 HELDOUT_BEFORE_FILE = "heldout_before.json"
+SET_NAMES = {"heldout": "held-out", "validation": "validation"}
+"""heldout.set → how the console names it."""
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -50,7 +52,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
     """Train as `job` says and return the summary (also written to RUN_DIR/summary.json)."""
     from transformers.utils import logging as hf_logging
 
-    from coding_framework.agents import CodingEnvironment
+    from coding_framework.agents import CodingEnvironment, load_validation_set
     from coding_framework.cli.dataclass_config import as_dict
     from coding_framework.cli.train_benchmarks import (
         BENCHMARKS_DIR,
@@ -98,7 +100,9 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
             workers=job.workers,
             on_result=lambda step, name, evaluation: console.print(describe(step, name, evaluation)),
         )
-    environment = CodingEnvironment(job.environment, workers=job.workers)
+    evaluation_set = load_validation_set() if job.heldout.set == "validation" else None  # None: held-out
+    set_name = SET_NAMES[job.heldout.set]
+    environment = CodingEnvironment(job.environment, heldout=evaluation_set, workers=job.workers)
     try:
         with RunLogger(monitor, console=console) as logger:
             logger.log_params(
@@ -117,7 +121,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
             if before_path.exists():
                 before = json.loads(before_path.read_text())
             else:
-                console.print(f"measuring held-out pass@1 of {job.model_path} before training ...")
+                console.print(f"measuring {set_name} pass@1 of {job.model_path} before training ...")
                 before = _pass_at_one(trainer, job)
                 _write_json(before_path, before)
             if bench_hook is not None:
@@ -126,7 +130,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
                     logger.log_metrics(baseline, 0)
             trainer.run()
             checkpoint = latest_checkpoint(run_dir)  # the trainer always checkpoints its last step
-            console.print("measuring held-out pass@1 after training ...")
+            console.print(f"measuring {set_name} pass@1 after training ...")
             after = _pass_at_one(trainer, job)
             history = trainer.history
             shares = [m["time/scoring_share"] for m in history if "time/scoring_share" in m]
@@ -145,6 +149,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
                 ),
                 "reward_time_share_per_step": shares,
                 "heldout": {
+                    "set": job.heldout.set,
                     "n_problems": after["n_problems"],
                     "n_samples": after["n_samples"],
                     "temperature": job.heldout.temperature,
@@ -182,7 +187,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
 def _print_summary(console: Console, summary: dict[str, Any]) -> None:
     heldout = summary["heldout"]
     table = Table(
-        title=f"held-out pass@1 ({heldout['n_problems']} problems never trained on)",
+        title=f"{SET_NAMES[heldout['set']]} pass@1 ({heldout['n_problems']} problems never trained on)",
         title_justify="left",
         show_edge=False,
     )

@@ -68,16 +68,21 @@ def algorithm_label(engine: EngineConfig) -> str:
 
 @dataclass(frozen=True)
 class HeldoutConfig:
-    """How held-out pass@1 is measured before and after training (agents' held-out set, never trained on)."""
+    """How held-out pass@1 is measured before and after training (a set never trained on)."""
 
+    set: Literal["heldout", "validation"] = "heldout"
+    """agents' held-out set (300 problems, for reported numbers), or its validation set (90 problems, for
+    comparing settings: tune there, so the held-out number is not fitted to its own problems)."""
     n_problems: int | None = None
-    """The first N held-out problems; None: all of them."""
+    """The first N problems of the set; None: all of them."""
     n_samples: int = 1
     """Samples per problem (1 with temperature 0: greedy)."""
     temperature: float = 0.0
     """Sampling temperature of the measurement; 0: greedy decoding."""
 
     def __post_init__(self) -> None:
+        if self.set not in ("heldout", "validation"):
+            raise ValueError(f"heldout.set={self.set!r}: choose heldout (report) or validation (tune)")
         if self.n_problems is not None and self.n_problems < 1:
             raise ValueError(f"heldout.n_problems={self.n_problems}: use a positive number, or null for all")
         if self.n_samples < 1:
