@@ -70,6 +70,8 @@ def row_of(run_dir: Path, algorithm: str, seed: int) -> dict[str, Any]:
         "pass_at_1_after": heldout["pass_at_1_after"],
         "gain": heldout["pass_at_1_after"] - heldout["pass_at_1_before"],
         "n_heldout": heldout["n_problems"],
+        # Summaries before cli 0.4 name no set: they measured what is now agents' validation set.
+        "heldout_set": heldout.get("set", "validation"),
         "wall_seconds": summary["wall_seconds"],
         "step_seconds": step_seconds,
         "samples_generated": generated,
@@ -95,8 +97,11 @@ def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def markdown(table: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
+    sets = sorted({r["heldout_set"] for r in rows})
+    measured = {"heldout": "held-out", "validation": "validation"}.get(sets[0], sets[0]) if len(sets) == 1 \
+        else "mixed-set"
     lines = [
-        "| algorithm | seeds | held-out pass@1 gain (pts) | pass@1 after | wall (s) | samples/s | "
+        f"| algorithm | seeds | {measured} pass@1 gain (pts) | pass@1 after | wall (s) | samples/s | "
         "reward share of step time | samples generated |",
         "|---|---|---|---|---|---|---|---|",
     ]

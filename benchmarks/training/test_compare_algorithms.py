@@ -14,11 +14,14 @@ compare = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(compare)
 
 
-def _fake_run(path: Path, before: float, after: float, step_times: list[float], samples: int) -> Path:
+def _fake_run(path: Path, before: float, after: float, step_times: list[float], samples: int,
+              heldout_set: str | None = "heldout") -> Path:
     """A run dir shaped like `coding-framework train`'s (a test fixture, not a real run)."""
     path.mkdir(parents=True)
-    summary = {"steps": len(step_times), "wall_seconds": 100.0, "reward_time_share": 0.05,
-               "heldout": {"pass_at_1_before": before, "pass_at_1_after": after, "n_problems": 90}}
+    heldout = {"pass_at_1_before": before, "pass_at_1_after": after, "n_problems": 90}
+    if heldout_set is not None:
+        heldout["set"] = heldout_set
+    summary = {"steps": len(step_times), "wall_seconds": 100.0, "reward_time_share": 0.05, "heldout": heldout}
     (path / "summary.json").write_text(json.dumps(summary))
     lines = [json.dumps({"step": i + 1, "metrics": {"time/step": t, "samples": samples, "pass_rate": 0.5}})
              for i, t in enumerate(step_times)]
@@ -45,6 +48,15 @@ def test_aggregate_means_and_stds_per_algorithm(tmp_path):
     assert table["b"]["gain"] == pytest.approx(-0.1) and table["b"]["gain_std"] == 0.0
     text = compare.markdown(compare.aggregate(rows), rows)
     assert "| a | 2 | +15.0 ± 7.1 |" in text and "| b | 1 | -10.0 ± 0.0 |" in text
+    assert "| held-out pass@1 gain (pts) |" in text
+
+
+def test_the_table_names_the_set_the_runs_measured(tmp_path):
+    old = compare.row_of(_fake_run(tmp_path / "old", 0.4, 0.5, [1.0], 10, heldout_set=None), "a", 0)
+    assert old["heldout_set"] == "validation"  # summaries before cli 0.4 measured what is now validation
+    assert "| validation pass@1 gain (pts) |" in compare.markdown(compare.aggregate([old]), [old])
+    new = compare.row_of(_fake_run(tmp_path / "new", 0.4, 0.5, [1.0], 10), "a", 1)
+    assert "| mixed-set pass@1 gain (pts) |" in compare.markdown(compare.aggregate([old, new]), [old, new])
 
 
 def test_finished_runs_are_reused_without_training(tmp_path):
