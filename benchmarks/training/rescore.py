@@ -33,14 +33,21 @@ def load_set(name: str):
     return loaders[name]()
 
 
+def _tiny_coder_evaluation():
+    """The tiny model builder's generation helpers (the repo root must be importable)."""
+    sys.path.insert(0, str(REPO))
+    from tools.tiny_coder.evaluate import generate_completions, load_model_dir
+
+    return generate_completions, load_model_dir
+
+
 def rescore(model_dirs: list[str], sets: list[str], *, max_new_tokens: int, threads: int,
             workers: int) -> list[dict[str, Any]]:
     """One row per (directory, set): n_problems, pass_at_1 and solved problems per level."""
-    sys.path.insert(0, str(REPO))
     from coding_framework.agents import score_completions
     from coding_framework.sandbox import SandboxPool
-    from tools.tiny_coder.evaluate import generate_completions, load_model_dir
 
+    generate_completions, load_model_dir = _tiny_coder_evaluation()
     problem_sets = {name: load_set(name) for name in sets}
     rows = []
     with SandboxPool(workers=workers) as pool:
