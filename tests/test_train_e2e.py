@@ -117,3 +117,11 @@ def test_the_validation_set_is_measured_when_asked(tmp_path):
     assert measured == {p.id for p in load_validation_set()[:5]}
     assert not measured & {p.id for p in load_heldout_set()}
     assert "measuring validation pass@1" in result.stdout and "held-out" not in result.stdout
+    # Resuming it with another evaluation set would compare before and after on different problems.
+    mismatched = [arg for arg in command if arg != "heldout.set=validation"]
+    mismatched[mismatched.index("--max-steps") + 1] = "2"
+    resumed = subprocess.run([*mismatched, "--resume"], env=_env(), capture_output=True, text=True,
+                             timeout=600)
+    assert resumed.returncode == 1, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert "holds pass@1 of other problems than this run's held-out set" in " ".join(resumed.stderr.split())
+    assert not (run_dir / "checkpoints" / "step_2").exists()

@@ -32,10 +32,26 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _pass_at_one(trainer, job) -> dict[str, Any]:
+def _evaluation_tasks(trainer, job) -> list:
     tasks = trainer.environment.heldout_tasks()
-    if job.heldout.n_problems is not None:
-        tasks = tasks[: job.heldout.n_problems]
+    return tasks[: job.heldout.n_problems] if job.heldout.n_problems is not None else tasks
+
+
+def _check_same_problems(before: dict[str, Any], tasks: list, path: Path, set_name: str) -> None:
+    """A resumed run's stored "before" measurement must cover exactly the problems "after" will measure."""
+    from coding_framework.cli.dataclass_config import ConfigError
+
+    if set(before.get("per_task", ())) != {task.id for task in tasks}:
+        raise ConfigError(
+            f"{path} holds pass@1 of other problems than this run's {set_name} set ({len(tasks)} problems): "
+            "it was written by an earlier version (agents < 0.5 measured what is now the validation set) or "
+            "with other heldout.* settings; resume with those settings (heldout.set=validation for an older "
+            "run), or start a new --run-dir"
+        )
+
+
+def _pass_at_one(trainer, job) -> dict[str, Any]:
+    tasks = _evaluation_tasks(trainer, job)
     result = trainer.evaluate_pass_at_1(
         tasks, n_samples=job.heldout.n_samples, temperature=job.heldout.temperature
     )
@@ -120,6 +136,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
             before_path = run_dir / HELDOUT_BEFORE_FILE
             if before_path.exists():
                 before = json.loads(before_path.read_text())
+                _check_same_problems(before, _evaluation_tasks(trainer, job), before_path, set_name)
             else:
                 console.print(f"measuring {set_name} pass@1 of {job.model_path} before training ...")
                 before = _pass_at_one(trainer, job)
