@@ -21,44 +21,30 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-SETS = ("validation", "heldout")
-
-
-def load_set(name: str):
-    from coding_framework.agents import load_heldout_set, load_validation_set
-
-    loaders = {"validation": load_validation_set, "heldout": load_heldout_set}
-    if name not in loaders:
-        raise ValueError(f"unknown set {name!r}; choose from {', '.join(SETS)}")
-    return loaders[name]()
 
 
 def _tiny_coder_evaluation():
-    """The tiny model builder's generation helpers (the repo root must be importable)."""
+    """The tiny model builder's evaluation helpers (the repo root must be importable)."""
     sys.path.insert(0, str(REPO))
-    from tools.tiny_coder.evaluate import generate_completions, load_model_dir
+    from tools.tiny_coder.evaluate import greedy_passes, load_model_dir
 
-    return generate_completions, load_model_dir
+    return greedy_passes, load_model_dir
 
 
 def rescore(model_dirs: list[str], sets: list[str], *, max_new_tokens: int, threads: int,
             workers: int) -> list[dict[str, Any]]:
     """One row per (directory, set): n_problems, pass_at_1 and solved problems per level."""
-    from coding_framework.agents import score_completions
+    from coding_framework.agents import load_evaluation_set
     from coding_framework.sandbox import SandboxPool
 
-    generate_completions, load_model_dir = _tiny_coder_evaluation()
-    problem_sets = {name: load_set(name) for name in sets}
+    greedy_passes, load_model_dir = _tiny_coder_evaluation()
+    problem_sets = {name: load_evaluation_set(name) for name in sets}
     rows = []
     with SandboxPool(workers=workers) as pool:
         for model_dir in model_dirs:
             model, tokenizer = load_model_dir(model_dir, threads)
             for name, problems in problem_sets.items():
-                prompts = [p.statement for p in problems]
-                greedy = generate_completions(model, tokenizer, prompts, samples=1, do_sample=False,
-                                              max_new_tokens=max_new_tokens)
-                scores = score_completions(problems, [c[0] for c in greedy], pool)
-                passed = [s.attempt is not None and s.attempt.all_passed for s in scores]
+                passed = greedy_passes(model, tokenizer, problems, pool, max_new_tokens)
                 rows.append({
                     "model_dir": model_dir,
                     "set": name,
@@ -74,19 +60,21 @@ def rescore(model_dirs: list[str], sets: list[str], *, max_new_tokens: int, thre
 
 
 def main(argv: list[str] | None = None) -> int:
+    from coding_framework.agents import EVALUATION_SETS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model_dirs", nargs="+", help="local Hugging Face causal-LM directories")
-    parser.add_argument("--sets", default="heldout", help=f"comma-separated, of {', '.join(SETS)}")
+    parser.add_argument("--sets", default="heldout", help=f"comma-separated, of {', '.join(EVALUATION_SETS)}")
     parser.add_argument("--max-new-tokens", type=int, default=48, help="as the embedded default (48)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
     parser.add_argument("--workers", type=int, default=2, help="sandbox workers")
     parser.add_argument("--out", type=Path, default=None, help="write the rows as JSON here too")
     args = parser.parse_args(argv)
     sets = [s for s in args.sets.split(",") if s]
-    bad = [s for s in sets if s not in SETS]
+    bad = [s for s in sets if s not in EVALUATION_SETS]
     missing = [d for d in args.model_dirs if not (Path(d) / "config.json").is_file()]
     if bad or not sets:
-        parser.error(f"--sets {args.sets!r}: choose from {', '.join(SETS)}")
+        parser.error(f"--sets {args.sets!r}: choose from {', '.join(EVALUATION_SETS)}")
     if missing:
         parser.error(f"not Hugging Face model directories (no config.json): {', '.join(missing)}")
     rows = rescore(args.model_dirs, sets, max_new_tokens=args.max_new_tokens, threads=args.threads,

@@ -93,12 +93,18 @@ def _by_level(problems: Sequence[Problem], values: Sequence[float]) -> dict[str,
     return {level: sum(v) / len(v) for level, v in sorted(groups.items())}
 
 
-def greedy_pass1(model, tokenizer, problems: Sequence[Problem], pool, max_new_tokens: int = 64) -> float:
-    """Fraction of `problems` whose greedy completion passes every hidden test."""
+def greedy_passes(model, tokenizer, problems: Sequence[Problem], pool,
+                  max_new_tokens: int = 64) -> list[bool]:
+    """For each problem, whether its greedy completion passes every hidden test."""
     prompts = [p.statement for p in problems]
     greedy = [c[0] for c in generate_completions(model, tokenizer, prompts, samples=1, do_sample=False,
                                                  max_new_tokens=max_new_tokens)]
-    return sum(_passes(problems, greedy, pool)[0]) / len(problems)
+    return _passes(problems, greedy, pool)[0]
+
+
+def greedy_pass1(model, tokenizer, problems: Sequence[Problem], pool, max_new_tokens: int = 64) -> float:
+    """Fraction of `problems` whose greedy completion passes every hidden test."""
+    return sum(greedy_passes(model, tokenizer, problems, pool, max_new_tokens)) / len(problems)
 
 
 def evaluate(model, tokenizer, problems: Sequence[Problem], pool, *, samples: int = 8,
@@ -106,9 +112,7 @@ def evaluate(model, tokenizer, problems: Sequence[Problem], pool, *, samples: in
     """Greedy and sampled pass@k of `model` on `problems` through `pool` (a SandboxPool)."""
     start = time.perf_counter()
     prompts = [p.statement for p in problems]
-    greedy = [c[0] for c in generate_completions(model, tokenizer, prompts, samples=1, do_sample=False,
-                                                 max_new_tokens=max_new_tokens)]
-    greedy_ok, _ = _passes(problems, greedy, pool)
+    greedy_ok = greedy_passes(model, tokenizer, problems, pool, max_new_tokens)
     sampled = generate_completions(model, tokenizer, prompts, samples=samples, do_sample=True,
                                    temperature=temperature, max_new_tokens=max_new_tokens, seed=seed)
     flat_problems = [p for p in problems for _ in range(samples)]

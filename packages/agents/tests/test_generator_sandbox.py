@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from coding_framework.agents.datasets import load_heldout_set, load_starter_set
+from coding_framework.agents.datasets import load_heldout_set, load_starter_set, load_validation_set
 from coding_framework.agents.execution import counted_job, counted_passes
 from coding_framework.agents.families import FAMILIES
 from coding_framework.agents.generator import generate_problem
@@ -28,7 +28,7 @@ def _generated():
 
 
 def test_references_pass_hidden_and_visible_tests(pool):
-    problems = _generated() + load_starter_set() + load_heldout_set()
+    problems = _generated() + load_starter_set() + load_validation_set() + load_heldout_set()
     jobs = [counted_job(p, p.reference, tests)
             for p in problems for tests in (p.hidden_tests, p.visible_tests)]
     verdicts = pool.run_many(jobs)

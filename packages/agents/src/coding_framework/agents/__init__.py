@@ -11,11 +11,13 @@ from coding_framework.agents.curriculum import (
     ProblemSource,
 )
 from coding_framework.agents.datasets import (
+    EVALUATION_SETS,
     build_heldout_set,
     build_starter_set,
     build_validation_set,
     check_disjoint,
     check_separate,
+    load_evaluation_set,
     load_heldout_set,
     load_starter_set,
     load_validation_set,
@@ -54,6 +56,7 @@ from coding_framework.agents.rewards import REWARDS, Reward, RewardConfig, compo
 from coding_framework.agents.scoring import Attempt, Executor, Score, measure, run_cases, score_completions
 
 __all__ = [
+    "EVALUATION_SETS",
     "FAMILIES",
     "LEVELS",
     "REWARDS",
@@ -98,6 +101,7 @@ __all__ = [
     "get_reward",
     "iter_problems",
     "lint_programs",
+    "load_evaluation_set",
     "load_heldout_set",
     "load_starter_set",
     "load_validation_set",

@@ -133,6 +133,17 @@ def load_heldout_set() -> list[Problem]:
     return _read_packaged(HELDOUT_FILE)
 
 
+EVALUATION_SETS = {"validation": load_validation_set, "heldout": load_heldout_set}
+"""The evaluation sets by name (what `heldout.set` in a train job and benchmarks' `--sets` take)."""
+
+
+def load_evaluation_set(name: str) -> list[Problem]:
+    """`load_heldout_set()` for "heldout", `load_validation_set()` for "validation"."""
+    if name not in EVALUATION_SETS:
+        raise ValueError(f"unknown evaluation set {name!r}; choose from {', '.join(EVALUATION_SETS)}")
+    return EVALUATION_SETS[name]()
+
+
 def data_dir() -> Path:
     """Where the committed JSONL files live in a source checkout."""
     return Path(__file__).resolve().parent / "data"

@@ -102,8 +102,9 @@ class Attempt:
     @property
     def sandbox_errors(self) -> int:
         """Jobs that failed for infrastructure reasons (not the candidate's verdict)."""
-        verdicts = [r.verdict for r in self.cases or ()] + [self.hidden] * (self.hidden is not None)
-        verdicts += self.timing or ()
+        verdicts = [r.verdict for r in self.cases or ()] + list(self.timing or ())
+        if self.hidden is not None:
+            verdicts.append(self.hidden)
         return sum(v.status is Status.SANDBOX_ERROR for v in verdicts)
 
 

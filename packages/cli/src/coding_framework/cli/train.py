@@ -68,7 +68,7 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
     """Train as `job` says and return the summary (also written to RUN_DIR/summary.json)."""
     from transformers.utils import logging as hf_logging
 
-    from coding_framework.agents import CodingEnvironment, load_validation_set
+    from coding_framework.agents import CodingEnvironment, load_evaluation_set
     from coding_framework.cli.dataclass_config import as_dict
     from coding_framework.cli.train_benchmarks import (
         BENCHMARKS_DIR,
@@ -116,9 +116,10 @@ def run_training(job, *, resume: bool = False, console: Console | None = None) -
             workers=job.workers,
             on_result=lambda step, name, evaluation: console.print(describe(step, name, evaluation)),
         )
-    evaluation_set = load_validation_set() if job.heldout.set == "validation" else None  # None: held-out
     set_name = SET_NAMES[job.heldout.set]
-    environment = CodingEnvironment(job.environment, heldout=evaluation_set, workers=job.workers)
+    environment = CodingEnvironment(
+        job.environment, heldout=load_evaluation_set(job.heldout.set), workers=job.workers
+    )
     try:
         with RunLogger(monitor, console=console) as logger:
             logger.log_params(

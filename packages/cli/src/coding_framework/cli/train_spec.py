@@ -81,8 +81,6 @@ class HeldoutConfig:
     """Sampling temperature of the measurement; 0: greedy decoding."""
 
     def __post_init__(self) -> None:
-        if self.set not in ("heldout", "validation"):
-            raise ValueError(f"heldout.set={self.set!r}: choose heldout (report) or validation (tune)")
         if self.n_problems is not None and self.n_problems < 1:
             raise ValueError(f"heldout.n_problems={self.n_problems}: use a positive number, or null for all")
         if self.n_samples < 1:
