@@ -17,8 +17,8 @@ class BuildConfig:
     """Directory to write the model into (config, weights, tokenizer, card); created if missing."""
     seed: int = 0
     """Seeds the corpus stream, weight init, batch order and evaluation sampling."""
-    steps: int = 1000
-    """Optimizer steps (batches) of supervised training (1000: the committed model; see its card)."""
+    steps: int = 1400
+    """Optimizer steps (batches) of supervised training (1400: the committed model; see its card)."""
     problems: int = 8000
     """Distinct sft-split problems in the corpus (see coding_framework.agents.split_of)."""
     vocab_size: int = 768
