@@ -162,15 +162,113 @@ def test_naming_unittest_internals_is_rejected_statically(pool):
     assert_pool_healthy(pool)
 
 
-def test_patching_unittest_past_the_static_check_trips_the_canary(pool):
-    # Reaches unittest through strings the static check cannot see; every test then "passes"...
-    program = ("import sys as s\nm = getattr(s, 'mod' + 'ules')['unit' + 'test']\n"
-               "def run(self, result=None):\n    result.addSuccess(self)\n"
-               "setattr(getattr(m, 'Test' + 'Case'), 'run', run)\n"
-               "def add(a, b):\n    return 0\n")
+# Programs that reach what the static check forbids through names built at run time. Each gives wrong
+# answers; before the run-time guard, each of them passed.
+SYS_MODULES = "import sys as s\nmods = getattr(s, 'mod' + 'ules')\n"
+WRONG_ADD = "def add(a, b):\n    return 0\n"
+TAMPERING = {
+    # Every test but the canary (whose method name is public) "passes" through a patched TestCase.run.
+    "targeted TestCase.run": (
+        SYS_MODULES + "TC = getattr(mods['unit' + 'test'], 'Test' + 'Case')\norig = TC.run\n"
+        "def run(self, result=None):\n"
+        "    if getattr(self, '_testMethod' + 'Name') == 'test_must_fail':\n"
+        "        return orig(self, result)\n"
+        "    result.addSuccess(self)\n"
+        "setattr(TC, 'run', run)\n" + WRONG_ADD, "unittest.case.TestCase.run was rebound"),
+    # The comparison the trusted test calls, replaced from inside the candidate's call.
+    "assertEqual replaced during a test": (
+        "def add(a, b):\n" + "    " + SYS_MODULES.replace("\n", "\n    ") +
+        "setattr(getattr(mods['unit' + 'test'], 'Test' + 'Case'), 'assert' + 'Equal', lambda *a, **k: None)\n"
+        "    return 0\n", "TestCase.assertEqual was rebound"),
+    "builtins rebound": (
+        SYS_MODULES + "setattr(mods['built' + 'ins'], 'isinstance', lambda *a: True)\n" + WRONG_ADD,
+        "builtins.isinstance was rebound"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(TAMPERING))
+def test_patching_unittest_or_builtins_past_the_static_check_is_caught(pool, attack):
+    program, finding = TAMPERING[attack]
     verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
-    # ... including the canary, which must fail.
-    assert verdict.status is Status.ERROR and "canary" in verdict.message
+    assert verdict.status is Status.ERROR, verdict
+    assert "harness tampering detected" in verdict.message and finding in verdict.message
+    assert_pool_healthy(pool)
+
+
+NUMPY_TEST = ("import unittest\nimport numpy as np\nclass TestAdd(unittest.TestCase):\n"
+              "    def test_small(self):\n"
+              "        np.testing.assert_array_equal(add(np.arange(3), 1), np.arange(1, 4))\n")
+
+
+def test_patching_the_assertion_library_the_tests_import_is_caught(pool):
+    # No forbidden name at all: the candidate imports numpy as any solution would.
+    program = ("import numpy as np\nnp.testing.assert_array_equal = lambda *a, **k: None\n"
+               "def add(a, b):\n    return a\n")
+    verdict = pool.run(UnittestJob(program=program, test=NUMPY_TEST))
+    assert verdict.status is Status.ERROR
+    assert "numpy.testing.assert_array_equal was rebound" in verdict.message
+    honest = pool.run(UnittestJob(program="def add(a, b):\n    return a + b\n", test=NUMPY_TEST))
+    assert honest.status is Status.PASSED, honest
+
+
+# Walks the stack to the harness, then reports every expected test as passed (the canary as failed)
+# through the harness's own reporter, and exits: a forged pass before the audit hook. Only the way
+# it gets its first frame differs.
+FRAME_FORGERY = """
+import sys, os, ast
+g = getattr
+mods = g(sys, "mod" + "ules")
+def from_traceback():
+    try:
+        raise ValueError
+    except ValueError as exc:
+        return g(exc.__traceback__, "tb_" + "frame")
+def from_gc():
+    return [o for o in g(mods["g" + "c"], "get_" + "objects")() if type(o).__name__ == "frame"][-1]
+frame = {source}
+while frame is not None:
+    loc = g(frame, "f_lo" + "cals")
+    if "report" in loc and "canary" in loc:
+        break
+    frame = g(frame, "f_ba" + "ck")
+report, test, canary = loc["report"], loc["test"], loc["canary"]
+for node in ast.parse(test + canary).body:
+    if isinstance(node, ast.ClassDef):
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef):
+                report(node.name + "." + item.name, "pass" if node.name in test else "fail", "")
+report("<done>", "done", "")
+g(os, "_ex" + "it")(0)
+def add(a, b):
+    return 0
+"""
+FRAME_SOURCES = {
+    "sys._getframe": 'g(sys, "_get" + "frame")(0)',
+    "sys._current_frames": 'g(sys, "_current_" + "frames")()[mods["thre" + "ading"].get_ident()]',
+    "inspect.currentframe": 'mods["insp" + "ect"].currentframe()',
+    "traceback.walk_stack": 'next(mods["trace" + "back"].walk_stack(None))[0]',
+    "logging.currentframe": 'mods["log" + "ging"].currentframe()',
+    "a traceback's frame": "from_traceback()",
+    "gc.get_objects": "from_gc()",
+}
+
+
+@pytest.mark.parametrize("source", sorted(FRAME_SOURCES))
+def test_walking_the_stack_to_the_harness_is_refused(pool, source):
+    program = FRAME_FORGERY.replace("{source}", FRAME_SOURCES[source])
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "not allowed to the program under test" in verdict.message, verdict.message
+    assert_pool_healthy(pool)
+
+
+def test_making_code_that_claims_a_trusted_file_is_refused(pool):
+    # A function whose code claims to be the standard library would be trusted with frames.
+    program = ('import sys\ng = getattr\n'
+               'code = g(g(sys, "mod" + "ules")["code" + "op"], "compile_" + "command")('
+               '"x = 1", g(sys, "mod" + "ules")["os"].__file__, "exec")\n' + WRONG_ADD)
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR and "not allowed to the program under test" in verdict.message
     assert_pool_healthy(pool)
 
 

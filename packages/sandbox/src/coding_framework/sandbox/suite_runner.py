@@ -11,6 +11,9 @@ could in principle reach the harness. Defences, each one checked by the trusted 
 4. A canary test that must fail is added under a random name; if it reports a pass, the harness
    was tampered with and the sample is an error.
 5. The child is non-dumpable, so /proc/self/mem and /proc/self/fd are closed to it.
+6. An audit hook refuses frames, gc walks, trace hooks, ctypes and code-making to the candidate's code,
+   and the bindings the tests rely on are compared after the program loads and after every test,
+   before that test's outcomes are sent (in_process_guard).
 This is defence in depth, weaker than function-call isolation; prefer FunctionCallJob where possible.
 """
 
@@ -18,10 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import sys
 import types
 
-from coding_framework.sandbox import plain_data, wire
+from coding_framework.sandbox import in_process_guard, plain_data, wire
 
 KEY_BYTES = 32
 MAX_REQUEST_BYTES = 256 << 20
@@ -33,13 +37,29 @@ def mac(key: bytes, seq: int, test_id: str, outcome: str) -> bytes:
 
 
 def run_in_child(chan: wire.FdChannel) -> int:
-    """Runs in the sandboxed child: read key and sources, run the suite, report each test with a MAC."""
+    """Runs in the sandboxed child: read key and sources, run the suite, report each test with a MAC.
+
+    Order matters: the trusted test source is compiled, what it imports is imported and every module's
+    bindings are recorded, and the audit hook is installed, all before the candidate's code first runs.
+    Outcomes of a test are held back until the bindings are found unchanged after it."""
     import unittest
 
     key = wire.recv_frame(chan, KEY_BYTES)
     _op, program, test, module_name, canary = plain_data.decode(wire.recv_frame(chan, MAX_REQUEST_BYTES))
     report = _make_reporter(chan, key)
     del key  # from here on the key lives only in the reporter's closure
+
+    test_code = compile(test + canary, "test_solution.py", "exec")
+    strict = {"unittest", __name__, wire.__name__, plain_data.__name__, in_process_guard.__name__, "hmac",
+              "hashlib", "_hashlib"} | in_process_guard.preimport(test)
+    before = in_process_guard.record(strict)
+    workdir = os.getcwd()
+    roots = in_process_guard.trusted_roots(sys.path, (workdir, os.environ.get("TMPDIR", ""), "/tmp",
+                                                      "/var/tmp", "/dev/shm"))
+    is_trusted = in_process_guard.make_trust(roots, in_process_guard.code_objects(test_code))
+    changes = in_process_guard.make_checker([before], is_trusted)
+    restore = in_process_guard.make_restorer([before])
+    in_process_guard.install_audit_hook(is_trusted, roots)
 
     module = types.ModuleType(module_name)
     module.__file__ = f"{module_name}.py"
@@ -49,16 +69,37 @@ def run_in_child(chan: wire.FdChannel) -> int:
     except BaseException as exc:
         report("<load>", "error", f"{type(exc).__name__}: {exc}")
         return 1
+    if _tampered(changes, restore, report):
+        return 1
     tests = types.ModuleType("test_solution")
     # BigCodeBench-style tests use the program's names directly, as if in one file.
     tests.__dict__.update({k: v for k, v in module.__dict__.items() if not k.startswith("__")})
     sys.modules["test_solution"] = tests
-    exec(compile(test + canary, "test_solution.py", "exec"), tests.__dict__)
-    result = _make_result(unittest, report)
+    exec(test_code, tests.__dict__)
+    after_load = in_process_guard.Snapshot()
+    after_load.add_module("test_solution", tests, strict=True)
+    changes = in_process_guard.make_checker([before, after_load], is_trusted)
+    held: list[tuple[str, str, str]] = []
+    result = _make_result(unittest, lambda *outcome: held.append(outcome))
     for case in _flatten(unittest.defaultTestLoader.loadTestsFromModule(tests)):
         case(result)
+        if _tampered(changes, restore, report):
+            return 1
+        for outcome in held:
+            report(*outcome)
+        held.clear()
     report("<done>", "done", "")
     return 0
+
+
+def _tampered(changes, restore, report) -> bool:
+    """Report the bindings the candidate changed, if any, as a <tamper> report (the judge's verdict is
+    then an error); the recorded module bindings are put back first so that reporting works."""
+    found = changes()
+    if found:
+        restore()
+        report("<tamper>", "error", "; ".join(found))
+    return bool(found)
 
 
 def _flatten(suite):

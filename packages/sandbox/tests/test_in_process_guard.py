@@ -1,0 +1,300 @@
+"""The run-time guard of unittest jobs (in_process_guard): genuine programs that use libraries reading
+frames, building code or changing library state still pass; its parts behave as documented.
+
+The attacks it stops are in test_attacks.py.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from coding_framework.sandbox import Limits, SandboxPool, Status, UnittestJob
+from coding_framework.sandbox import in_process_guard as guard
+
+# Each program is correct, and each uses something the guard must let through: logging's caller
+# lookup, traceback formatting, namedtuple/enum/dataclass/typing (frames, exec), pandas warnings,
+# matplotlib backend set-up, mimetypes/tempfile lazy state, mock.patch, threads and asyncio.
+GENUINE = {
+    "logging": (
+        '''
+import logging
+logging.basicConfig(level=logging.INFO)
+log = logging.getLogger("t")
+def task_func(x):
+    log.info("got %s", x)
+    try:
+        1 / 0
+    except ZeroDivisionError:
+        log.exception("boom")
+    return x * 2
+''',
+        '''
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        with self.assertLogs("t", level="INFO") as cm:
+            self.assertEqual(task_func(2), 4)
+        self.assertIn("got 2", cm.output[0])
+''',
+    ),
+    "traceback-and-warnings": (
+        '''
+import traceback, warnings
+def task_func(x):
+    try:
+        raise ValueError(x)
+    except ValueError:
+        text = traceback.format_exc()
+    traceback.print_stack(limit=2)
+    stack = traceback.extract_stack()
+    warnings.warn("careful", UserWarning)
+    return "ValueError" in text and len(stack) > 1
+''',
+        '''
+import unittest, warnings
+class T(unittest.TestCase):
+    def test_a(self):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.assertTrue(task_func(3))
+        self.assertEqual(len(w), 1)
+''',
+    ),
+    "classes": (
+        '''
+from collections import namedtuple
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import NamedTuple, TypeVar
+import functools
+P = namedtuple("P", "x y")
+class Q(NamedTuple):
+    a: int
+Color = Enum("Color", "RED GREEN")
+T = TypeVar("T")
+@dataclass
+class D:
+    v: int
+    items: list = field(default_factory=list)
+def deco(f):
+    @functools.wraps(f)
+    def inner(*a):
+        return f(*a)
+    return inner
+@functools.lru_cache(None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+@deco
+def task_func(n):
+    return (P(1, 2).x + Q(3).a + D(n).v + Color.RED.value, fib(20))
+''',
+        '''
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        self.assertEqual(task_func(4), (9, 6765))
+''',
+    ),
+    "pandas-numpy": (
+        '''
+import numpy as np
+import pandas as pd
+import warnings
+def task_func(n):
+    np.random.seed(0)
+    df = pd.DataFrame({"g": ["a", "b"] * n, "v": np.arange(2 * n)})
+    out = df.groupby("g")["v"].sum()
+    s = pd.Series([1, None, 3]).fillna(0)
+    return out, s
+''',
+        '''
+import unittest
+import numpy as np
+import pandas as pd
+class T(unittest.TestCase):
+    def test_a(self):
+        out, s = task_func(3)
+        pd.testing.assert_series_equal(out, pd.Series([6, 9], index=pd.Index(["a", "b"], name="g"), name="v"))
+        np.testing.assert_array_equal(s.values, np.array([1.0, 0.0, 3.0]))
+''',
+    ),
+    "matplotlib": (
+        '''
+import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
+def task_func(values):
+    fig, ax = plt.subplots()
+    ax.plot(values)
+    ax.set_title("t")
+    pd.Series(values).plot(ax=ax)
+    return ax
+''',
+        '''
+import unittest
+import matplotlib.pyplot as plt
+class T(unittest.TestCase):
+    def test_a(self):
+        ax = task_func([1, 2, 3])
+        self.assertIsInstance(ax, plt.Axes)
+        self.assertEqual(ax.get_title(), "t")
+        plt.close("all")
+    def test_b(self):
+        ax = task_func([3, 2])
+        self.assertEqual(len(ax.lines), 2)
+''',
+    ),
+    "tempfile-mimetypes-mock": (
+        '''
+import tempfile, mimetypes, os, json, csv
+def task_func(name):
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, name)
+    with open(path, "w") as fh:
+        json.dump({"a": 1}, fh)
+    return mimetypes.guess_type(path)[0], sorted(os.listdir(d))
+''',
+        '''
+import unittest, os
+from unittest.mock import patch
+class T(unittest.TestCase):
+    def test_a(self):
+        self.assertEqual(task_func("x.json"), ("application/json", ["x.json"]))
+    @patch("os.listdir", return_value=["fake"])
+    def test_b(self, mocked):
+        self.assertEqual(task_func("y.json")[1], ["fake"])
+''',
+    ),
+    "threads-asyncio": (
+        '''
+import asyncio, threading
+from concurrent.futures import ThreadPoolExecutor
+async def double(x):
+    await asyncio.sleep(0)
+    return 2 * x
+def task_func(xs):
+    with ThreadPoolExecutor(2) as ex:
+        a = list(ex.map(lambda v: v + 1, xs))
+    t = threading.Thread(target=lambda: None)
+    t.start(); t.join()
+    async def main():
+        return await asyncio.gather(*(double(v) for v in a))
+    return asyncio.run(main())
+''',
+        '''
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        self.assertEqual(task_func([1, 2]), [4, 6])
+''',
+    ),
+    "stdout-capture-ast": (
+        '''
+import io, sys, ast, re, itertools, collections
+def task_func(s):
+    old = sys.stdout
+    sys.stdout = buf = io.StringIO()
+    print("hi")
+    sys.stdout = old
+    v = ast.literal_eval(s)
+    return buf.getvalue(), v, collections.Counter("aab")["a"], list(itertools.islice(itertools.count(), 3))
+''',
+        '''
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        self.assertEqual(task_func("[1, 2]"), ("hi\\n", [1, 2], 2, [0, 1, 2]))
+''',
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with SandboxPool(workers=2, limits=Limits(timeout_s=60.0, memory_mb=2048), require_isolation=True) as p:
+        yield p
+
+
+@pytest.mark.parametrize("name", sorted(GENUINE))
+def test_genuine_programs_using_frame_reading_libraries_pass(pool, name):
+    program, test = GENUINE[name]
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.PASSED, (verdict.message, verdict.stderr[-2000:])
+    wrong = pool.run(UnittestJob(program=program.replace("def task_func(", "def _unused(", 1)
+                                 + "\ndef task_func(*a):\n    return None\n", test=test))
+    assert wrong.status in (Status.FAILED, Status.ERROR) and "tampering" not in wrong.message
+
+
+def test_preimport_reaches_submodules_through_attribute_chains():
+    reached = guard.preimport("import json as j\nfrom email import message\nimport os\n"
+                              "def f():\n    return j.decoder.JSONDecoder, os.path.join\n")
+    assert {"json", "json.decoder", "email", "email.message", "os", "posixpath"} <= reached
+    assert "json.scanner" not in reached  # imported by json, but not named by the test
+
+
+def fake_module(name: str, **bindings) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(bindings)
+    return module
+
+
+def test_checker_flags_rebinding_but_not_lazy_initialisation(monkeypatch):
+    def original():
+        return 1
+
+    class Widget:
+        def size(self):
+            return 1
+
+    Widget.__module__ = "strictmod"
+    strict = fake_module("strictmod", fn=original, PI=3.14, _cache=None, _state=0, Widget=Widget)
+    lenient = fake_module("lenientmod", fn=original, CONST=1)
+    monkeypatch.setitem(sys.modules, "strictmod", strict)
+    monkeypatch.setitem(sys.modules, "lenientmod", lenient)
+    snapshot = guard.Snapshot()
+    snapshot.add_module("strictmod", strict, strict=True)
+    snapshot.add_module("lenientmod", lenient, strict=False)
+    trusted_code = {original.__code__}
+    changes = guard.make_checker([snapshot], guard.make_trust((), trusted_code))
+    assert changes() == []
+
+    strict._cache, strict._state, lenient.CONST = {"built": True}, 5, 2  # lazy state, not API
+    assert changes() == []
+    strict.PI = 3
+    lenient.fn = lambda: 0
+    Widget.size = lambda self: 0
+    Widget.extra = 1
+    found = changes()
+    assert "strictmod.PI was rebound" in found and "lenientmod.fn was rebound" in found
+    assert "strictmod.Widget.size was rebound" in found and "strictmod.Widget.extra was added" in found
+    del strict.PI
+    assert "strictmod.PI was deleted" in changes()
+    monkeypatch.setitem(sys.modules, "lenientmod", fake_module("lenientmod"))
+    assert "sys.modules['lenientmod'] was replaced or removed" in changes()
+
+
+def test_restorer_puts_module_bindings_back():
+    module = fake_module("m", value=1)  # restoring needs no sys.modules entry
+    snapshot = guard.Snapshot()
+    snapshot.add_module("m", module, strict=True)
+    module.value, module.added = 2, 3
+    guard.make_restorer([snapshot])()
+    assert module.value == 1 and module.added == 3
+
+
+def test_trusted_roots_leave_out_writable_directories(tmp_path):
+    inside = tmp_path / "pkg"
+    inside.mkdir()
+    roots = guard.trusted_roots([str(inside), "relative/dir", "/usr/lib"], [str(tmp_path)])
+    assert not any(r.startswith(str(tmp_path)) for r in roots)
+    assert "/usr/lib/" in roots and not any(r.startswith("relative") for r in roots)
+
+
+def test_code_objects_include_nested_functions_and_classes():
+    source = "def f():\n    def g():\n        return [x for x in ()]\nclass C:\n    pass\n"
+    code = compile(source, "t.py", "exec")
+    names = {c.co_name for c in guard.code_objects(code)}
+    assert {"<module>", "f", "g", "C"} <= names
