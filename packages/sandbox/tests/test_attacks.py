@@ -195,6 +195,32 @@ def test_patching_unittest_or_builtins_past_the_static_check_is_caught(pool, att
     assert_pool_healthy(pool)
 
 
+# Runs while the loader inspects the test module's names (the program's are copied there), and
+# replaces the test with one that puts the original back when it runs: nothing is left to see after
+# the test. The test class sorts before the canary's, so the canary does not run first.
+LOADER_TIME_PATCH = """
+class Sneaky:
+    @property
+    def __class__(self):
+        import test_solution
+        cls = getattr(test_solution, "AddTests")
+        original = getattr(cls, "test_small")
+        setattr(cls, "test_small", lambda self: setattr(cls, "test_small", original))
+        return Sneaky
+sneaky = Sneaky()
+def add(a, b):
+    return 0
+"""
+
+
+def test_replacing_a_test_while_the_tests_load_is_caught(pool):
+    test = UNIT_TEST.replace("TestAdd", "AddTests")
+    verdict = pool.run(UnittestJob(program=LOADER_TIME_PATCH, test=test))
+    assert verdict.status is Status.ERROR
+    assert "test_solution.AddTests.test_small was rebound" in verdict.message
+    assert_pool_healthy(pool)
+
+
 NUMPY_TEST = ("import unittest\nimport numpy as np\nclass TestAdd(unittest.TestCase):\n"
               "    def test_small(self):\n"
               "        np.testing.assert_array_equal(add(np.arange(3), 1), np.arange(1, 4))\n")

@@ -81,7 +81,12 @@ def run_in_child(chan: wire.FdChannel) -> int:
     changes = in_process_guard.make_checker([before, after_load], is_trusted)
     held: list[tuple[str, str, str]] = []
     result = _make_result(unittest, lambda *outcome: held.append(outcome))
-    for case in _flatten(unittest.defaultTestLoader.loadTestsFromModule(tests)):
+    # Loading looks at every name in the test module, the program's too, so it can run the program's
+    # code (a property answering isinstance, say): check again once the cases exist.
+    cases = list(_flatten(unittest.defaultTestLoader.loadTestsFromModule(tests)))
+    if _tampered(changes, restore, report):
+        return 1
+    for case in cases:
         case(result)
         if _tampered(changes, restore, report):
             return 1
