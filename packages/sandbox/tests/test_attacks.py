@@ -221,6 +221,39 @@ def test_replacing_a_test_while_the_tests_load_is_caught(pool):
     assert_pool_healthy(pool)
 
 
+ANSWERING_RETURNS = {
+    "always-equal object": ("class Anything:\n    def __eq__(self, other):\n        return True\n"
+                            "    def __ne__(self, other):\n        return False\n"
+                            "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
+    "int subclass with a forged __eq__": (
+        "class Five(int):\n    def __eq__(self, other):\n        return True\n"
+        "def add(a, b):\n    return Five(0)\n", "Five.__eq__"),
+    "forged object inside a list": ("class Anything:\n    __eq__ = lambda self, other: True\n"
+                                    "def add(a, b):\n    return [Anything()][0]\n", "Anything.__eq__"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ANSWERING_RETURNS))
+def test_values_whose_comparison_is_the_programs_cannot_pass_a_unittest(pool, attack):
+    program, culprit = ANSWERING_RETURNS[attack]
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert culprit in verdict.message and "is the program's" in verdict.message
+    assert_pool_healthy(pool)
+
+
+def test_an_assertion_replaced_by_one_that_restores_itself_is_caught(pool):
+    # Nothing is left to see when the test ends: caught when the candidate's call returns.
+    program = ("def add(a, b):\n    " + SYS_MODULES.replace("\n", "\n    ") +
+               "TC = getattr(mods['unit' + 'test'], 'Test' + 'Case')\n    orig = TC.assertEqual\n"
+               "    def fake(self, *args, **kwargs):\n        setattr(TC, 'assertEqual', orig)\n"
+               "    setattr(TC, 'assertEqual', fake)\n    return 0\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR
+    assert "TestCase.assertEqual was rebound" in verdict.message
+    assert_pool_healthy(pool)
+
+
 NUMPY_TEST = ("import unittest\nimport numpy as np\nclass TestAdd(unittest.TestCase):\n"
               "    def test_small(self):\n"
               "        np.testing.assert_array_equal(add(np.arange(3), 1), np.arange(1, 4))\n")

@@ -209,6 +209,43 @@ class T(unittest.TestCase):
         self.assertEqual(task_func("[1, 2]"), ("hi\\n", [1, 2], 2, [0, 1, 2]))
 ''',
     ),
+    "deep recursion": (
+        '''
+def task_func(n):
+    return 0 if n == 0 else 1 + task_func(n - 1)
+''',
+        '''
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        self.assertEqual(task_func(900), 900)
+''',
+    ),
+    "own classes returned": (
+        '''
+from dataclasses import dataclass
+from collections import namedtuple
+@dataclass
+class Result:
+    total: int
+Pair = namedtuple("Pair", "left right")
+class Plain:
+    def describe(self):
+        return "plain"
+def task_func(a, b):
+    return Result(a + b), Pair(a, b), Plain()
+''',
+        '''
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        result, pair, plain = task_func(2, 3)
+        self.assertEqual(result.total, 5)
+        self.assertEqual(result, type(result)(5))
+        self.assertEqual(pair, (2, 3))
+        self.assertEqual(plain.describe(), "plain")
+''',
+    ),
 }
 
 

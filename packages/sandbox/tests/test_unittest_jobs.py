@@ -20,7 +20,8 @@ class TestCases(unittest.TestCase):
 
     def test_module_import(self):
         from solution import task_func as imported
-        self.assertIs(imported, task_func)
+        self.assertEqual(imported(4), task_func(4))
+        self.assertEqual(imported.__name__, task_func.__name__)
 '''
 
 

@@ -23,18 +23,27 @@ Two layers, both set up by the child before the candidate's code first runs (see
    `np.testing.assert_array_equal`, `unittest.TestCase.run` or `builtins.len` makes the sample an error.
    Other modules are watched for rebound functions and classes only, which lazy initialisation in
    libraries does not do.
+3. Guarded calls: the program's functions, as the tests see them, are wrapped. When a call returns,
+   bindings rebound to the program's own code are looked for at once (a replaced assertion that would
+   put the original back when called is caught before the test calls it; the test's own mock.patches
+   are not the program's and pass), and the returned value, with what it contains, may not be of a
+   class taking a comparison or conversion method from the program (an `__eq__` that is always true
+   would answer the test's assertEqual with the program's logic; in function-call jobs only plain data
+   crosses, here this check stands in for that).
 
-Not closed (documented in the package README): a patch that the candidate installs and removes again
-within one test (e.g. a replaced assertion that restores the original when called) leaves no trace at
-the test's end; nor can any of this stop code that gets hold of a frame through a third-party helper
-this module does not know. Function-call jobs, where the candidate never shares a process with the
-tests, are not exposed to either.
+Not closed (documented in the package README): program code that runs later in a test without a
+guarded call returning (a callback handed to a library, a generator's body) can patch and restore in
+between; values reached only through library objects other than containers, numpy object arrays and
+pandas object columns are not inspected; and nothing here stops code that gets hold of a frame through
+a third-party helper this module does not know. Function-call jobs, where the candidate never shares a
+process with the tests, are not exposed to any of this.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import inspect
 import logging
@@ -114,9 +123,14 @@ def make_trust(roots: tuple[str, ...], trusted_code: set[types.CodeType]) -> Cal
     return is_trusted
 
 
-def install_audit_hook(is_trusted: Callable[[types.CodeType], bool], roots: tuple[str, ...]) -> None:
-    """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life."""
+def install_audit_hook(
+    is_trusted: Callable[[types.CodeType], bool], roots: tuple[str, ...], trusted_code: set[types.CodeType]
+) -> None:
+    """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life. Code that the
+    standard library's code generators build (namedtuple, dataclass methods) joins `trusted_code`: the
+    text is theirs, only names in it come from the caller, and they are checked to be identifiers."""
     helper_codes = frozenset(f.__code__ for f in FRAME_HELPERS)
+    generators = frozenset(_code_generators())
     module_files = []
     for name in PASS_THROUGH_MODULES:
         module = sys.modules.get(name) or _try_import(name)
@@ -127,6 +141,7 @@ def install_audit_hook(is_trusted: Callable[[types.CodeType], bool], roots: tupl
     import_machinery, busy = IMPORT_MACHINERY, set()
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
     len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
+    type_, code_type = builtins.type, types.CodeType
 
     def asker(frame):
         """The frame on whose behalf an event happens: the caller of any pass-through frames."""
@@ -155,6 +170,9 @@ def install_audit_hook(is_trusted: Callable[[types.CodeType], bool], roots: tupl
         busy.add(me)
         try:
             direct = getframe(1)
+            if event == "exec" and direct.f_code in generators and type_(args[0]) is code_type:
+                trusted_code.update(code_objects(args[0]))
+                return
             frame = asker(direct)
             if frame is not None and not is_trusted(frame.f_code):
                 refuse(event, f" ({args[1]})" if starts(event, "object.") and len_(args) > 1 else "")
@@ -171,6 +189,143 @@ def install_audit_hook(is_trusted: Callable[[types.CodeType], bool], roots: tupl
             busy.discard(me)
 
     sys.addaudithook(hook)
+
+
+# Special methods the trusted tests' comparisons, conversions and checks call on a value: a value whose
+# class (or metaclass) takes one of these from the program's code could answer a test with the
+# program's logic (an `__eq__` that is always true).
+ANSWERING_METHODS = frozenset({
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__len__",
+    "__iter__", "__next__", "__contains__", "__getitem__", "__float__", "__int__", "__index__",
+    "__complex__", "__round__", "__abs__", "__neg__", "__add__", "__radd__", "__sub__", "__rsub__",
+    "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__array__", "__array_ufunc__",
+    "__array_function__", "__array_interface__", "__getattr__", "__getattribute__", "__str__",
+    "__repr__", "__format__", "__instancecheck__", "__subclasscheck__", "__class__", "__dir__",
+    "__fspath__", "__enter__", "__exit__", "__del__",
+})
+MAX_WALK = 100_000  # objects looked at per returned value; beyond, the rest is not looked at
+
+
+def foreign_answerer(value: object, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+    """What in `value` (walking containers, numpy object arrays and pandas object columns) has a
+    class or metaclass that takes an ANSWERING_METHODS method from untrusted code; None if nothing."""
+    plain = (int, float, complex, str, bytes, bool, type(None))
+    todo, seen, budget = [value], set(), MAX_WALK
+    while todo and budget > 0:
+        item = todo.pop()
+        budget -= 1
+        kind = type(item)
+        if kind in plain:
+            continue
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        for cls in (kind, type(kind)):
+            culprit = _untrusted_method(cls, is_trusted)
+            if culprit:
+                return f"a {kind.__qualname__} whose {culprit} is the program's"
+        # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
+        if issubclass(kind, dict):
+            todo.extend(dict.keys(item))
+            todo.extend(dict.values(item))
+        elif issubclass(kind, list | tuple | set | frozenset):
+            todo.extend(item)
+        else:
+            todo.extend(_object_cells(item))
+    return None
+
+
+# How a class attribute holds a function: directly, or wrapped in one of these (read with their own
+# C-level attributes, never by calling anything of the class).
+_FUNCTION_HOLDERS = {classmethod: "__func__", staticmethod: "__func__", property: "fget"}
+_HARMLESS_ATTRIBUTES = (types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
+                        types.MethodWrapperType, type(None), bool, int, str)
+
+
+def _untrusted_method(
+    cls: type, is_trusted: Callable[[types.CodeType], bool], names: frozenset[str] = ANSWERING_METHODS
+) -> str | None:
+    for klass in getattr(cls, "__mro__", ()):
+        if klass is object or klass is type:
+            continue
+        for name, attr in vars(klass).items():
+            if name not in names:
+                continue
+            kind = type(attr)
+            func = attr if kind is types.FunctionType else (
+                getattr(attr, _FUNCTION_HOLDERS[kind]) if kind in _FUNCTION_HOLDERS else None)
+            if type(func) is types.FunctionType:
+                if not is_trusted(func.__code__):
+                    return f"{klass.__qualname__}.{name}"
+            elif func is None and not issubclass(kind, _HARMLESS_ATTRIBUTES) and _untrusted_method(
+                    kind, is_trusted, _DESCRIPTOR_METHODS):
+                return f"{klass.__qualname__}.{name}"  # a descriptor or callable object of the program's
+    return None
+
+
+_DESCRIPTOR_METHODS = frozenset({"__get__", "__call__", "__getattr__", "__getattribute__"})
+
+
+def _object_cells(item: object) -> list:
+    """Elements of a numpy object array or of pandas object columns (values the tests compare); only
+    for the exact library types, whose methods are trusted."""
+    numpy, pandas = sys.modules.get("numpy"), sys.modules.get("pandas")
+    if numpy is not None and type(item) is numpy.ndarray:
+        return list(item.ravel()[:MAX_WALK]) if item.dtype == object else []
+    if pandas is not None and type(item) in (pandas.Series, pandas.Index):
+        return list(item[:MAX_WALK]) if item.dtype == object else []
+    if pandas is not None and type(item) is pandas.DataFrame:
+        columns = [column for column, kind in item.dtypes.items() if kind == numpy.dtype(object)]
+        return [v for column in columns for v in list(item[column])[:MAX_WALK]]
+    return []
+
+
+def guard_calls(
+    namespace: dict, filename: str, changes: Callable[[], list[str]],
+    is_trusted: Callable[[types.CodeType], bool],
+) -> None:
+    """Wrap, in place, the functions `namespace` defines in the program (`filename`): when an outermost
+    call returns, the recorded bindings are checked (a patch the call left behind is found before the
+    test's assertions use it) and the returned value may not carry the program's special methods.
+    Either finding raises, failing the test with an error that names it."""
+    depth = [0]
+    error = builtins.RuntimeError
+
+    def wrap(func):
+        @functools.wraps(func)
+        def guarded(*args, **kwargs):
+            depth[0] += 1
+            try:
+                result = func(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+            if depth[0] == 0:
+                found = changes()
+                if found:
+                    raise error("sandbox: the program changed what the tests rely on: " + "; ".join(found))
+                culprit = foreign_answerer(result, is_trusted)
+                if culprit:
+                    raise error(f"sandbox: {func.__name__} returned {culprit}; tests in the same process "
+                                "compare only values whose comparisons are not the program's own")
+            return result
+
+        return guarded
+
+    for name, value in list(namespace.items()):
+        if type(value) is types.FunctionType and value.__code__.co_filename == filename:
+            namespace[name] = wrap(value)
+
+
+def _code_generators() -> list[types.CodeType]:
+    """Code objects of the standard library functions that compile methods from text they write."""
+    import collections
+    import dataclasses
+
+    found = [collections.namedtuple.__code__]
+    maker = getattr(dataclasses, "_create_fn", None)
+    if isinstance(maker, types.FunctionType):
+        found.append(maker.__code__)
+    return found
 
 
 def _thread_ident() -> Callable[[], int]:
@@ -232,6 +387,9 @@ def _attribute_chain(node: ast.AST) -> list[str] | None:
     return [node.id, *names[::-1]]
 
 
+_CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, whatever its metaclass says
+
+
 class Snapshot:
     """Bindings of some modules and of the classes they define, recorded to compare by identity."""
 
@@ -247,8 +405,12 @@ class Snapshot:
         self.modules.append((name, module))
         self.entries.append((name, namespace, dict(namespace), strict, False))
         for attr, value in list(namespace.items()):
-            if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                self.entries.append((f"{name}.{attr}", value.__dict__, dict(value.__dict__), strict, True))
+            # Read through type's own descriptor: the test module also holds the program's objects,
+            # whose class or metaclass could answer attribute reads with the program's code.
+            if issubclass(type(value), type):
+                own = _CLASS_DICT(value)
+                if own.get("__module__") == name:
+                    self.entries.append((f"{name}.{attr}", own, dict(own), strict, True))
 
 
 def record(strict_names: Iterable[str]) -> Snapshot:
@@ -266,7 +428,10 @@ def _under(name: str, roots: set[str]) -> bool:
 
 
 def make_checker(
-    snapshots: list[Snapshot], is_trusted: Callable[[types.CodeType], bool]
+    snapshots: list[Snapshot],
+    is_trusted: Callable[[types.CodeType], bool],
+    *,
+    program_made_only: bool = False,
 ) -> Callable[[], list[str]]:
     """A function listing (up to MAX_FINDINGS) bindings that changed since the snapshots. It keeps its
     own references to everything it calls, so rebinding a builtin cannot blind it, and reads nothing
@@ -275,7 +440,10 @@ def make_checker(
     Strict namespaces: any rebinding, deletion or (in classes) addition counts, except lazy
     initialisation (a binding that was None, or a private non-callable one). Other modules: deleted
     or rebound functions and classes, unless the new value is a plain function loaded from trusted
-    code (a library redefining its own function lazily)."""
+    code (a library redefining its own function lazily).
+
+    With `program_made_only` (checks in the middle of a test, where the test's own `mock.patch`es are
+    in place): only bindings whose new value is the program's (`program_made`) count."""
     modules_now, limit, missing = sys.modules, MAX_FINDINGS, object()
     callable_, len_, type_, str_startswith = builtins.callable, builtins.len, builtins.type, str.startswith
     function = types.FunctionType
@@ -285,7 +453,7 @@ def make_checker(
     def changes() -> list[str]:
         found = []
         for name, module in loaded:
-            if modules_now.get(name) is not module:
+            if modules_now.get(name) is not module and not program_made_only:
                 found.append(f"sys.modules[{name!r}] was replaced or removed")
         for label, live, saved, strict, is_class in entries:
             if len_(found) >= limit:
@@ -294,16 +462,61 @@ def make_checker(
                 new = live.get(key, missing)
                 if new is old or old is None:  # unchanged, or lazy initialisation of a placeholder
                     continue
-                if new is missing:
+                if program_made_only:
+                    if new is not missing and program_made(new, is_trusted):
+                        found.append(f"{label}.{key} was rebound")
+                elif new is missing:
                     found.append(f"{label}.{key} was deleted")
                 elif (strict and not (str_startswith(key, "_") and not callable_(old))) or (
                         callable_(old) and not (type_(new) is function and is_trusted(new.__code__))):
                     found.append(f"{label}.{key} was rebound")
             if strict and is_class:  # new class attributes shadow inherited ones
-                found.extend(f"{label}.{k} was added" for k in [k for k in live if k not in saved][:limit])
+                added = [k for k in live if k not in saved]
+                if program_made_only:
+                    added = [k for k in added if program_made(live[k], is_trusted)]
+                found.extend(f"{label}.{k} was added" for k in added[:limit])
         return found[:limit]
 
     return changes
+
+
+def program_made(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether `value` carries the program's code: a function of untrusted code (also inside a
+    classmethod, staticmethod, property, bound method or functools.partial), a class or an instance of a
+    class with such a method, or a unittest.mock object whose side_effect or wraps is one."""
+    todo, seen = [value], 0
+    while todo and seen < 50:
+        item, seen = todo.pop(), seen + 1
+        kind = type(item)
+        if kind is types.FunctionType:
+            if not is_trusted(item.__code__):
+                return True
+            continue
+        if kind in _FUNCTION_HOLDERS:
+            todo.append(getattr(item, _FUNCTION_HOLDERS[kind]))
+        elif kind is types.MethodType:
+            todo.append(item.__func__)
+        elif issubclass(kind, functools.partial):
+            todo.append(item.func)
+        else:
+            for cls in (item if issubclass(kind, type) else kind, kind):
+                if _untrusted_method(cls, is_trusted, _ANY_NAME):
+                    return True
+            try:
+                own = object.__getattribute__(item, "__dict__")
+            except (AttributeError, TypeError):
+                continue
+            if type(own) is dict:
+                todo.extend(own[k] for k in ("_mock_side_effect", "_mock_wraps") if k in own)
+    return False
+
+
+class _AnyName(frozenset):
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_ANY_NAME = _AnyName()
 
 
 def make_restorer(snapshots: list[Snapshot]) -> Callable[[], None]:

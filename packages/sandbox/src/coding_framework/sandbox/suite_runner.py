@@ -56,10 +56,11 @@ def run_in_child(chan: wire.FdChannel) -> int:
     workdir = os.getcwd()
     roots = in_process_guard.trusted_roots(sys.path, (workdir, os.environ.get("TMPDIR", ""), "/tmp",
                                                       "/var/tmp", "/dev/shm"))
-    is_trusted = in_process_guard.make_trust(roots, in_process_guard.code_objects(test_code))
+    trusted_code = in_process_guard.code_objects(test_code)
+    is_trusted = in_process_guard.make_trust(roots, trusted_code)
     changes = in_process_guard.make_checker([before], is_trusted)
     restore = in_process_guard.make_restorer([before])
-    in_process_guard.install_audit_hook(is_trusted, roots)
+    in_process_guard.install_audit_hook(is_trusted, roots, trusted_code)
 
     module = types.ModuleType(module_name)
     module.__file__ = f"{module_name}.py"
@@ -71,9 +72,13 @@ def run_in_child(chan: wire.FdChannel) -> int:
         return 1
     if _tampered(changes, restore, report):
         return 1
+    mid_test_changes = in_process_guard.make_checker([before], is_trusted, program_made_only=True)
     tests = types.ModuleType("test_solution")
-    # BigCodeBench-style tests use the program's names directly, as if in one file.
+    # BigCodeBench-style tests use the program's names directly, as if in one file. Those are guarded
+    # (checked when a call returns); the program's own calls, and `from solution import ...`, are not,
+    # so recursion keeps its depth.
     tests.__dict__.update({k: v for k, v in module.__dict__.items() if not k.startswith("__")})
+    in_process_guard.guard_calls(tests.__dict__, f"{module_name}.py", mid_test_changes, is_trusted)
     sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
     after_load = in_process_guard.Snapshot()
