@@ -242,6 +242,22 @@ def test_values_whose_comparison_is_the_programs_cannot_pass_a_unittest(pool, at
     assert_pool_healthy(pool)
 
 
+def test_blinding_the_guard_with_a_builtin_that_is_put_back_later_fails(pool):
+    # issubclass becomes isinstance while the returned list is inspected (so a guard calling the
+    # builtin would see no container), and the object inside puts issubclass back when compared. The
+    # guard's own references find the object; the rebinding is reported too.
+    program = (SYS_MODULES + "b = mods['built' + 'ins']\norig = getattr(b, 'issub' + 'class')\n"
+               "class Anything:\n    def __eq__(self, other):\n"
+               "        setattr(b, 'issub' + 'class', orig)\n        return True\n"
+               "def add(x, y):\n    setattr(b, 'issub' + 'class', isinstance)\n    return [Anything()]\n")
+    test = ("import unittest\nclass TestAdd(unittest.TestCase):\n"
+            "    def test_small(self):\n        self.assertEqual(add(2, 3), [5])\n")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.ERROR, verdict
+    assert "builtins.issubclass was rebound" in verdict.message or "Anything.__eq__" in verdict.message
+    assert_pool_healthy(pool)
+
+
 def test_an_assertion_replaced_by_one_that_restores_itself_is_caught(pool):
     # Nothing is left to see when the test ends: caught when the candidate's call returns.
     program = ("def add(a, b):\n    " + SYS_MODULES.replace("\n", "\n    ") +

@@ -141,7 +141,7 @@ def install_audit_hook(
     import_machinery, busy = IMPORT_MACHINERY, set()
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
     len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
-    type_, code_type = builtins.type, types.CodeType
+    type_, code_type, nested_code = builtins.type, types.CodeType, code_objects
 
     def asker(frame):
         """The frame on whose behalf an event happens: the caller of any pass-through frames."""
@@ -171,7 +171,7 @@ def install_audit_hook(
         try:
             direct = getframe(1)
             if event == "exec" and direct.f_code in generators and type_(args[0]) is code_type:
-                trusted_code.update(code_objects(args[0]))
+                trusted_code.update(nested_code(args[0]))
                 return
             frame = asker(direct)
             if frame is not None and not is_trusted(frame.f_code):
@@ -205,30 +205,40 @@ ANSWERING_METHODS = frozenset({
 })
 MAX_WALK = 100_000  # objects looked at per returned value; beyond, the rest is not looked at
 
+# What the value checks call, bound here once: this module's namespace is compared (strictly) before
+# they run, so the candidate cannot rebind them, and builtins it could. Class attributes are read
+# through type's own descriptors, so a class or metaclass of the program's cannot answer for itself.
+_type, _id, _issubclass, _list, _set, _len = builtins.type, builtins.id, builtins.issubclass, \
+    builtins.list, builtins.set, builtins.len
+_dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.__getattribute__
+_MRO = type.__dict__["__mro__"].__get__
+_QUALNAME = type.__dict__["__qualname__"].__get__
+_PLAIN = (int, float, complex, str, bytes, bool, type(None))
+_SEQUENCES = (list, tuple, set, frozenset)
+_FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types.MethodType,
+                                                       functools.partial, object, type, dict)
+
 
 def foreign_answerer(value: object, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
     """What in `value` (walking containers, numpy object arrays and pandas object columns) has a
     class or metaclass that takes an ANSWERING_METHODS method from untrusted code; None if nothing."""
-    plain = (int, float, complex, str, bytes, bool, type(None))
-    todo, seen, budget = [value], set(), MAX_WALK
+    todo, seen, budget = [value], _set(), MAX_WALK
     while todo and budget > 0:
         item = todo.pop()
         budget -= 1
-        kind = type(item)
-        if kind in plain:
+        kind = _type(item)
+        if kind in _PLAIN or _id(item) in seen:
             continue
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        for cls in (kind, type(kind)):
+        seen.add(_id(item))
+        for cls in (kind, _type(kind)):
             culprit = _untrusted_method(cls, is_trusted)
             if culprit:
-                return f"a {kind.__qualname__} whose {culprit} is the program's"
+                return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
         # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
-        if issubclass(kind, dict):
-            todo.extend(dict.keys(item))
-            todo.extend(dict.values(item))
-        elif issubclass(kind, list | tuple | set | frozenset):
+        if _issubclass(kind, _DICT):
+            todo.extend(_dict_keys(item))
+            todo.extend(_dict_values(item))
+        elif _issubclass(kind, _SEQUENCES):
             todo.extend(item)
         else:
             todo.extend(_object_cells(item))
@@ -238,6 +248,7 @@ def foreign_answerer(value: object, is_trusted: Callable[[types.CodeType], bool]
 # How a class attribute holds a function: directly, or wrapped in one of these (read with their own
 # C-level attributes, never by calling anything of the class).
 _FUNCTION_HOLDERS = {classmethod: "__func__", staticmethod: "__func__", property: "fget"}
+_HOLDER_READ = {kind: kind.__dict__[name].__get__ for kind, name in _FUNCTION_HOLDERS.items()}
 _HARMLESS_ATTRIBUTES = (types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
                         types.MethodWrapperType, type(None), bool, int, str)
 
@@ -245,21 +256,20 @@ _HARMLESS_ATTRIBUTES = (types.BuiltinFunctionType, types.WrapperDescriptorType, 
 def _untrusted_method(
     cls: type, is_trusted: Callable[[types.CodeType], bool], names: frozenset[str] = ANSWERING_METHODS
 ) -> str | None:
-    for klass in getattr(cls, "__mro__", ()):
-        if klass is object or klass is type:
+    for klass in _MRO(cls):
+        if klass is _OBJECT or klass is _TYPE:
             continue
-        for name, attr in vars(klass).items():
+        for name, attr in _CLASS_DICT(klass).items():
             if name not in names:
                 continue
-            kind = type(attr)
-            func = attr if kind is types.FunctionType else (
-                getattr(attr, _FUNCTION_HOLDERS[kind]) if kind in _FUNCTION_HOLDERS else None)
-            if type(func) is types.FunctionType:
+            kind = _type(attr)
+            func = attr if kind is _FUNCTION else (_HOLDER_READ[kind](attr) if kind in _HOLDER_READ else None)
+            if _type(func) is _FUNCTION:
                 if not is_trusted(func.__code__):
-                    return f"{klass.__qualname__}.{name}"
-            elif func is None and not issubclass(kind, _HARMLESS_ATTRIBUTES) and _untrusted_method(
+                    return f"{_QUALNAME(klass)}.{name}"
+            elif func is None and not _issubclass(kind, _HARMLESS_ATTRIBUTES) and _untrusted_method(
                     kind, is_trusted, _DESCRIPTOR_METHODS):
-                return f"{klass.__qualname__}.{name}"  # a descriptor or callable object of the program's
+                return f"{_QUALNAME(klass)}.{name}"  # a descriptor or callable object of the program's
     return None
 
 
@@ -270,26 +280,28 @@ def _object_cells(item: object) -> list:
     """Elements of a numpy object array or of pandas object columns (values the tests compare); only
     for the exact library types, whose methods are trusted."""
     numpy, pandas = sys.modules.get("numpy"), sys.modules.get("pandas")
-    if numpy is not None and type(item) is numpy.ndarray:
-        return list(item.ravel()[:MAX_WALK]) if item.dtype == object else []
-    if pandas is not None and type(item) in (pandas.Series, pandas.Index):
-        return list(item[:MAX_WALK]) if item.dtype == object else []
-    if pandas is not None and type(item) is pandas.DataFrame:
-        columns = [column for column, kind in item.dtypes.items() if kind == numpy.dtype(object)]
-        return [v for column in columns for v in list(item[column])[:MAX_WALK]]
+    kind = _type(item)
+    if numpy is not None and kind is numpy.ndarray:
+        return _list(item.ravel()[:MAX_WALK]) if item.dtype == numpy.dtype(object) else []
+    if pandas is not None and kind in (pandas.Series, pandas.Index):
+        return _list(item[:MAX_WALK]) if item.dtype == numpy.dtype(object) else []
+    if pandas is not None and kind is pandas.DataFrame:
+        columns = [column for column, dtype in item.dtypes.items() if dtype == numpy.dtype(object)]
+        return [v for column in columns for v in _list(item[column])[:MAX_WALK]]
     return []
 
 
 def guard_calls(
     namespace: dict, filename: str, changes: Callable[[], list[str]],
-    is_trusted: Callable[[types.CodeType], bool],
+    is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
 ) -> None:
     """Wrap, in place, the functions `namespace` defines in the program (`filename`): when an outermost
     call returns, the recorded bindings are checked (a patch the call left behind is found before the
     test's assertions use it) and the returned value may not carry the program's special methods.
-    Either finding raises, failing the test with an error that names it."""
+    Either finding raises, failing the test with an error that names it. `harness_intact` runs first:
+    the checks below it use this module's functions, which must be found unchanged before they run."""
     depth = [0]
-    error = builtins.RuntimeError
+    error, answerer = builtins.RuntimeError, foreign_answerer
 
     def wrap(func):
         @functools.wraps(func)
@@ -300,10 +312,10 @@ def guard_calls(
             finally:
                 depth[0] -= 1
             if depth[0] == 0:
-                found = changes()
+                found = harness_intact() or changes()
                 if found:
                     raise error("sandbox: the program changed what the tests rely on: " + "; ".join(found))
-                culprit = foreign_answerer(result, is_trusted)
+                culprit = answerer(result, is_trusted)
                 if culprit:
                     raise error(f"sandbox: {func.__name__} returned {culprit}; tests in the same process "
                                 "compare only values whose comparisons are not the program's own")
@@ -413,6 +425,29 @@ class Snapshot:
                     self.entries.append((f"{name}.{attr}", own, dict(own), strict, True))
 
 
+# The guard's own code and what it calls: nothing a test patches, so compared strictly and always first.
+HARNESS_MODULES = ("coding_framework.sandbox.in_process_guard", "coding_framework.sandbox.suite_runner",
+                   "coding_framework.sandbox.wire", "coding_framework.sandbox.plain_data", "hmac", "hashlib",
+                   "types", "functools")
+
+
+def make_harness_check(is_trusted: Callable[[types.CodeType], bool]) -> Callable[[], list[str]]:
+    """A checker of the harness modules (strict) and of builtins (rebound to the program's code only:
+    tests patch builtins themselves, with mocks), recorded now."""
+    harness, builtin = Snapshot(), Snapshot()
+    for name in HARNESS_MODULES:
+        if name in sys.modules:
+            harness.add_module(name, sys.modules[name], strict=True)
+    builtin.add_module("builtins", builtins, strict=True)
+    strict = make_checker([harness], is_trusted)
+    programs = make_checker([builtin], is_trusted, program_made_only=True)
+
+    def intact() -> list[str]:
+        return strict() or programs()
+
+    return intact
+
+
 def record(strict_names: Iterable[str]) -> Snapshot:
     """Every loaded module (strict ones in full, the rest for functions and classes), and builtins."""
     strict = set(strict_names) | {"builtins"}
@@ -487,26 +522,26 @@ def program_made(value: object, is_trusted: Callable[[types.CodeType], bool]) ->
     todo, seen = [value], 0
     while todo and seen < 50:
         item, seen = todo.pop(), seen + 1
-        kind = type(item)
-        if kind is types.FunctionType:
+        kind = _type(item)
+        if kind is _FUNCTION:
             if not is_trusted(item.__code__):
                 return True
             continue
-        if kind in _FUNCTION_HOLDERS:
-            todo.append(getattr(item, _FUNCTION_HOLDERS[kind]))
-        elif kind is types.MethodType:
+        if kind in _HOLDER_READ:
+            todo.append(_HOLDER_READ[kind](item))
+        elif kind is _METHOD:
             todo.append(item.__func__)
-        elif issubclass(kind, functools.partial):
+        elif kind is _PARTIAL:
             todo.append(item.func)
         else:
-            for cls in (item if issubclass(kind, type) else kind, kind):
+            for cls in (item if _issubclass(kind, _TYPE) else kind, kind):
                 if _untrusted_method(cls, is_trusted, _ANY_NAME):
                     return True
             try:
-                own = object.__getattribute__(item, "__dict__")
+                own = _object_getattribute(item, "__dict__")
             except (AttributeError, TypeError):
                 continue
-            if type(own) is dict:
+            if _type(own) is _DICT:
                 todo.extend(own[k] for k in ("_mock_side_effect", "_mock_wraps") if k in own)
     return False
 

@@ -60,6 +60,10 @@ def run_in_child(chan: wire.FdChannel) -> int:
     is_trusted = in_process_guard.make_trust(roots, trusted_code)
     changes = in_process_guard.make_checker([before], is_trusted)
     restore = in_process_guard.make_restorer([before])
+    harness_intact = in_process_guard.make_harness_check(is_trusted)
+    # Held as locals: the module's globals are the candidate's to rebind (found, but only afterwards).
+    tampered, guard_calls, checker, snapshot = (_tampered, in_process_guard.guard_calls,
+                                                in_process_guard.make_checker, in_process_guard.Snapshot)
     in_process_guard.install_audit_hook(is_trusted, roots, trusted_code)
 
     module = types.ModuleType(module_name)
@@ -70,30 +74,30 @@ def run_in_child(chan: wire.FdChannel) -> int:
     except BaseException as exc:
         report("<load>", "error", f"{type(exc).__name__}: {exc}")
         return 1
-    if _tampered(changes, restore, report):
+    if tampered(changes, restore, report):
         return 1
-    mid_test_changes = in_process_guard.make_checker([before], is_trusted, program_made_only=True)
+    mid_test_changes = checker([before], is_trusted, program_made_only=True)
     tests = types.ModuleType("test_solution")
     # BigCodeBench-style tests use the program's names directly, as if in one file. Those are guarded
     # (checked when a call returns); the program's own calls, and `from solution import ...`, are not,
     # so recursion keeps its depth.
     tests.__dict__.update({k: v for k, v in module.__dict__.items() if not k.startswith("__")})
-    in_process_guard.guard_calls(tests.__dict__, f"{module_name}.py", mid_test_changes, is_trusted)
+    guard_calls(tests.__dict__, f"{module_name}.py", mid_test_changes, is_trusted, harness_intact)
     sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
-    after_load = in_process_guard.Snapshot()
+    after_load = snapshot()
     after_load.add_module("test_solution", tests, strict=True)
-    changes = in_process_guard.make_checker([before, after_load], is_trusted)
+    changes = checker([before, after_load], is_trusted)
     held: list[tuple[str, str, str]] = []
     result = _make_result(unittest, lambda *outcome: held.append(outcome))
     # Loading looks at every name in the test module, the program's too, so it can run the program's
     # code (a property answering isinstance, say): check again once the cases exist.
     cases = list(_flatten(unittest.defaultTestLoader.loadTestsFromModule(tests)))
-    if _tampered(changes, restore, report):
+    if tampered(changes, restore, report):
         return 1
     for case in cases:
         case(result)
-        if _tampered(changes, restore, report):
+        if tampered(changes, restore, report):
             return 1
         for outcome in held:
             report(*outcome)
@@ -106,10 +110,11 @@ def _tampered(changes, restore, report) -> bool:
     """Report the bindings the candidate changed, if any, as a <tamper> report (the judge's verdict is
     then an error); the recorded module bindings are put back first so that reporting works."""
     found = changes()
-    if found:
-        restore()
-        report("<tamper>", "error", "; ".join(found))
-    return bool(found)
+    if not found:  # no builtins here: the candidate may have rebound them
+        return False
+    restore()
+    report("<tamper>", "error", "; ".join(found))
+    return True
 
 
 def _flatten(suite):
