@@ -1,6 +1,6 @@
 """Run-time defences for unittest jobs, where trusted tests and the candidate share one process.
 
-Two layers, both set up by the child before the candidate's code first runs (see suite_runner):
+Three layers, all set up by the child before the candidate's code first runs (see suite_runner):
 
 1. An audit hook (PEP 578; it cannot be removed from Python) that refuses, when the code asking is the
    candidate's, every operation that yields a frame or reaches objects the program was not given:
@@ -19,7 +19,8 @@ Two layers, both set up by the child before the candidate's code first runs (see
 2. Bindings guard: the module and class attributes a test's verdict depends on (builtins, unittest,
    the harness and the modules the trusted test source imports, with their classes; later the test
    module and its classes) are recorded before the candidate runs and compared, by identity, after the
-   program loads and after every test, before that test's outcome is reported. A rebound
+   program loads, once the test cases are loaded, and after every test, before that test's outcome is
+   reported. The guard's own module, the harness and builtins are compared before any check runs. A rebound
    `np.testing.assert_array_equal`, `unittest.TestCase.run` or `builtins.len` makes the sample an error.
    Other modules are watched for rebound functions and classes only, which lazy initialisation in
    libraries does not do.
