@@ -292,8 +292,8 @@ def test_checker_flags_rebinding_but_not_lazy_initialisation(monkeypatch):
     monkeypatch.setitem(sys.modules, "strictmod", strict)
     monkeypatch.setitem(sys.modules, "lenientmod", lenient)
     snapshot = guard.Snapshot()
-    snapshot.add_module("strictmod", strict, strict=True)
-    snapshot.add_module("lenientmod", lenient, strict=False)
+    snapshot.add_module("strictmod", strict, "strict")
+    snapshot.add_module("lenientmod", lenient, "functions")
     trusted_code = {original.__code__}
     changes = guard.make_checker([snapshot], guard.make_trust((), trusted_code))
     assert changes() == []
@@ -316,7 +316,7 @@ def test_checker_flags_rebinding_but_not_lazy_initialisation(monkeypatch):
 def test_restorer_puts_module_bindings_back():
     module = fake_module("m", value=1)  # restoring needs no sys.modules entry
     snapshot = guard.Snapshot()
-    snapshot.add_module("m", module, strict=True)
+    snapshot.add_module("m", module, "strict")
     module.value, module.added = 2, 3
     guard.make_restorer([snapshot])()
     assert module.value == 1 and module.added == 3

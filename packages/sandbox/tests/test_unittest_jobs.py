@@ -115,3 +115,43 @@ def test_skips_declared_by_the_trusted_source_count_as_passes_and_no_other_skip_
     undeclared = pool.run(UnittestJob(program="def task_func(x):\n    return 2 * x\n", test=SKIPPING))
     assert undeclared.status is Status.ERROR, undeclared
     assert undeclared.message.startswith("TestCases.test_skipped_elsewhere skip: helper decides")
+
+
+FIXTURES = '''
+import unittest
+import os
+
+def setUpModule():
+    global SHARED
+    SHARED = 100
+
+class TestCases(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.base = 10
+        cls.path = os.path.join(os.getcwd(), "fixture.txt")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.base = None
+
+    def test_class_fixture(self):
+        self.assertEqual(task_func(self.base), 20)
+
+    def test_module_fixture(self):
+        self.assertEqual(task_func(SHARED), 200)
+'''
+
+
+def test_class_and_module_fixtures_run_as_in_the_official_harness(pool):
+    right = pool.run(UnittestJob(program="def task_func(x):\n    return 2 * x\n", test=FIXTURES))
+    wrong = pool.run(UnittestJob(program="def task_func(x):\n    return x + 10\n", test=FIXTURES))
+    assert right.status is Status.PASSED, right
+    assert wrong.status is Status.FAILED and "TestCases.test_module_fixture" in wrong.message
+
+
+def test_a_failing_class_fixture_is_an_error_naming_it(pool):
+    test = FIXTURES.replace("cls.base = 10", "cls.base = task_func(None)")
+    verdict = pool.run(UnittestJob(program="def task_func(x):\n    return 2 * x\n", test=test))
+    assert verdict.status is Status.ERROR
+    assert "fixture failed" in verdict.message and "setUpClass" in verdict.message and "TypeError" in verdict.message

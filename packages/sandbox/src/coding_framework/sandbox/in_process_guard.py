@@ -404,26 +404,32 @@ _CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, what
 
 
 class Snapshot:
-    """Bindings of some modules and of the classes they define, recorded to compare by identity."""
+    """Bindings of some modules and of the classes they define, recorded to compare by identity.
+
+    Each namespace is watched in one mode: "strict" (any change but lazy initialisation), "functions"
+    (functions and classes rebound or deleted) or "methods" (callables added, rebound or deleted; data
+    attributes free: the test module and its classes, whose fixtures store data on them)."""
 
     def __init__(self) -> None:
-        # (label, live namespace, copy, strict, is_class)
-        self.entries: list[tuple[str, object, dict, bool, bool]] = []
+        # (label, live namespace, copy, mode, is_class)
+        self.entries: list[tuple[str, object, dict, str, bool]] = []
         self.modules: list[tuple[str, types.ModuleType]] = []
 
-    def add_module(self, name: str, module: types.ModuleType, *, strict: bool) -> None:
+    def add_module(self, name: str, module: types.ModuleType, mode: str) -> None:
+        if mode not in ("strict", "functions", "methods"):
+            raise ValueError(f"unknown mode {mode!r}")
         namespace = getattr(module, "__dict__", None)
         if not isinstance(namespace, dict):
             return
         self.modules.append((name, module))
-        self.entries.append((name, namespace, dict(namespace), strict, False))
+        self.entries.append((name, namespace, dict(namespace), mode, False))
         for attr, value in list(namespace.items()):
             # Read through type's own descriptor: the test module also holds the program's objects,
             # whose class or metaclass could answer attribute reads with the program's code.
             if issubclass(type(value), type):
                 own = _CLASS_DICT(value)
                 if own.get("__module__") == name:
-                    self.entries.append((f"{name}.{attr}", own, dict(own), strict, True))
+                    self.entries.append((f"{name}.{attr}", own, dict(own), mode, True))
 
 
 # The guard's own code and what it calls: nothing a test patches, so compared strictly and always first.
@@ -438,8 +444,8 @@ def make_harness_check(is_trusted: Callable[[types.CodeType], bool]) -> Callable
     harness, builtin = Snapshot(), Snapshot()
     for name in HARNESS_MODULES:
         if name in sys.modules:
-            harness.add_module(name, sys.modules[name], strict=True)
-    builtin.add_module("builtins", builtins, strict=True)
+            harness.add_module(name, sys.modules[name], "strict")
+    builtin.add_module("builtins", builtins, "strict")
     strict = make_checker([harness], is_trusted)
     programs = make_checker([builtin], is_trusted, program_made_only=True)
 
@@ -455,7 +461,7 @@ def record(strict_names: Iterable[str]) -> Snapshot:
     snapshot = Snapshot()
     for name, module in list(sys.modules.items()):
         if isinstance(module, types.ModuleType):
-            snapshot.add_module(name, module, strict=name in strict or _under(name, strict))
+            snapshot.add_module(name, module, "strict" if name in strict or _under(name, strict) else "functions")
     return snapshot
 
 
@@ -473,10 +479,11 @@ def make_checker(
     own references to everything it calls, so rebinding a builtin cannot blind it, and reads nothing
     the candidate's objects could answer with their own code.
 
-    Strict namespaces: any rebinding, deletion or (in classes) addition counts, except lazy
-    initialisation (a binding that was None, or a private non-callable one). Other modules: deleted
-    or rebound functions and classes, unless the new value is a plain function loaded from trusted
-    code (a library redefining its own function lazily).
+    "strict" namespaces: any rebinding, deletion or (in classes) addition counts, except lazy
+    initialisation (a binding that was None, or a private non-callable one). "functions": deleted or
+    rebound functions and classes, unless the new value is a plain function loaded from trusted code (a
+    library redefining its own function lazily). "methods": callables added (classes), rebound or
+    deleted, whatever the data attributes do.
 
     With `program_made_only` (checks in the middle of a test, where the test's own `mock.patch`es are
     in place): only bindings whose new value is the program's (`program_made`) count."""
@@ -491,9 +498,10 @@ def make_checker(
         for name, module in loaded:
             if modules_now.get(name) is not module and not program_made_only:
                 found.append(f"sys.modules[{name!r}] was replaced or removed")
-        for label, live, saved, strict, is_class in entries:
+        for label, live, saved, mode, is_class in entries:
             if len_(found) >= limit:
                 break
+            strict, methods = mode == "strict", mode == "methods"
             for key, old in saved.items():
                 new = live.get(key, missing)
                 if new is old or old is None:  # unchanged, or lazy initialisation of a placeholder
@@ -502,14 +510,20 @@ def make_checker(
                     if new is not missing and program_made(new, is_trusted):
                         found.append(f"{label}.{key} was rebound")
                 elif new is missing:
-                    found.append(f"{label}.{key} was deleted")
+                    if not methods or callable_(old):
+                        found.append(f"{label}.{key} was deleted")
+                elif methods:
+                    if callable_(old) or callable_(new):
+                        found.append(f"{label}.{key} was rebound")
                 elif (strict and not (str_startswith(key, "_") and not callable_(old))) or (
                         callable_(old) and not (type_(new) is function and is_trusted(new.__code__))):
                     found.append(f"{label}.{key} was rebound")
-            if strict and is_class:  # new class attributes shadow inherited ones
+            if (strict or methods) and is_class:  # new class attributes shadow inherited ones
                 added = [k for k in live if k not in saved]
                 if program_made_only:
                     added = [k for k in added if program_made(live[k], is_trusted)]
+                elif methods:
+                    added = [k for k in added if callable_(live[k])]
                 found.extend(f"{label}.{k} was added" for k in added[:limit])
         return found[:limit]
 
@@ -558,7 +572,7 @@ _ANY_NAME = _AnyName()
 def make_restorer(snapshots: list[Snapshot]) -> Callable[[], None]:
     """A function putting back every recorded module binding (not class attributes), so that the
     harness can still report what it found after the candidate rebound builtins or harness code."""
-    modules = [(live, saved) for s in snapshots for _label, live, saved, _strict, is_class in s.entries
+    modules = [(live, saved) for s in snapshots for _label, live, saved, _mode, is_class in s.entries
                if not is_class]
     update = dict.update
 

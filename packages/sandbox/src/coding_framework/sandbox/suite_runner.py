@@ -86,22 +86,30 @@ def run_in_child(chan: wire.FdChannel) -> int:
     sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
     after_load = snapshot()
-    after_load.add_module("test_solution", tests, strict=True)
+    after_load.add_module("test_solution", tests, "methods")  # fixtures store data on the classes
     changes = checker([before, after_load], is_trusted)
     held: list[tuple[str, str, str]] = []
-    result = _make_result(unittest, lambda *outcome: held.append(outcome))
-    # Loading looks at every name in the test module, the program's too, so it can run the program's
-    # code (a property answering isinstance, say): check again once the cases exist.
-    cases = list(_flatten(unittest.defaultTestLoader.loadTestsFromModule(tests)))
-    if tampered(changes, restore, report):
-        return 1
-    for case in cases:
-        case(result)
+    stopped = []
+
+    def after_test() -> bool:
+        """Between tests: send the test's held-back outcomes if the bindings are intact, else stop."""
         if tampered(changes, restore, report):
-            return 1
+            stopped.append(True)
+            return False
         for outcome in held:
             report(*outcome)
         held.clear()
+        return True
+
+    result = _make_result(unittest, lambda *outcome: held.append(outcome), after_test)
+    # Loading looks at every name in the test module, the program's too, so it can run the program's
+    # code (a property answering isinstance, say): check again once the cases exist.
+    suite = unittest.defaultTestLoader.loadTestsFromModule(tests)
+    if tampered(changes, restore, report):
+        return 1
+    suite.run(result)  # as the official harnesses do: class and module fixtures run too
+    if stopped or not after_test():  # outcomes of class/module tear-downs, after the last test
+        return 1
     report("<done>", "done", "")
     return 0
 
@@ -117,14 +125,6 @@ def _tampered(changes, restore, report) -> bool:
     return True
 
 
-def _flatten(suite):
-    for item in suite:
-        if hasattr(item, "__iter__"):
-            yield from _flatten(item)
-        else:
-            yield item
-
-
 def _make_reporter(chan: wire.FdChannel, key: bytes):
     counter = [0]
 
@@ -138,15 +138,26 @@ def _make_reporter(chan: wire.FdChannel, key: bytes):
 
 
 def _test_id(test) -> str:
-    return f"{type(test).__name__}.{test._testMethodName}"
+    """`Class.method` for a test; a class or module fixture that failed (setUpClass, tearDownModule, ...)
+    is reported as "<fixture>", which the judge turns into an error."""
+    method = getattr(test, "_testMethodName", None)
+    return f"{type(test).__name__}.{method}" if isinstance(method, str) else "<fixture>"
 
 
-def _make_result(unittest, report):
-    """A TestResult that reports every outcome as it happens."""
+def _make_result(unittest, report, after_test):
+    """A TestResult that passes every outcome to `report` and calls `after_test` when each test ends
+    (stopping the run when it returns False)."""
 
     class Result(unittest.TestResult):
         def _text(self, err, test) -> str:
-            return self._exc_info_to_string(err, test)[-2000:]
+            text = self._exc_info_to_string(err, test) if _test_id(test) != "<fixture>" else (
+                f"{getattr(test, 'description', test)}: {err[0].__name__}: {err[1]}")
+            return text[-2000:]
+
+        def stopTest(self, test):
+            super().stopTest(test)
+            if not after_test():
+                self.stop()
 
         def addSuccess(self, test):
             report(_test_id(test), "pass", "")

@@ -162,6 +162,8 @@ def _collect(session, key: bytes, reports: dict) -> str | tuple | None:
             return Status.ERROR, str(text)
         if test_id == "<tamper>":
             return f"the program changed what the tests rely on: {text}"
+        if test_id == "<fixture>":
+            return Status.ERROR, f"a class or module fixture failed: {text}"
         if reports.get(test_id, ("pass",))[0] == "pass":  # a failed subtest keeps its test failed
             reports[test_id] = (outcome, str(text))
 
