@@ -461,7 +461,8 @@ def record(strict_names: Iterable[str]) -> Snapshot:
     snapshot = Snapshot()
     for name, module in list(sys.modules.items()):
         if isinstance(module, types.ModuleType):
-            snapshot.add_module(name, module, "strict" if name in strict or _under(name, strict) else "functions")
+            mode = "strict" if name in strict or _under(name, strict) else "functions"
+            snapshot.add_module(name, module, mode)
     return snapshot
 
 
