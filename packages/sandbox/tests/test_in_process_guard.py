@@ -209,6 +209,28 @@ class T(unittest.TestCase):
         self.assertEqual(task_func("[1, 2]"), ("hi\\n", [1, 2], 2, [0, 1, 2]))
 ''',
     ),
+    "tests setting process state": (
+        '''
+import sys, argparse
+def task_func():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int)
+    print("parsed")
+    return parser.parse_args().n
+''',
+        '''
+import io
+import os
+import sys
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        sys.argv = ["prog", "--n", "3"]
+        sys.stdout = io.StringIO()
+        os.environ = dict(os.environ, EXTRA="1")
+        self.assertEqual(task_func(), 3)
+''',
+    ),
     "deep recursion": (
         '''
 def task_func(n):
