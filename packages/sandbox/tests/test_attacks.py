@@ -290,7 +290,12 @@ def test_patching_the_assertion_library_the_tests_import_is_caught(pool):
 # through the harness's own reporter, and exits: a forged pass before the audit hook. Only the way
 # it gets its first frame differs.
 FRAME_FORGERY = """
-import sys, os, ast
+import sys, os, ast, dataclasses, heapq, traceback, profile
+def own_traceback():
+    try:
+        raise ValueError
+    except ValueError as exc:
+        return exc.__traceback__
 g = getattr
 mods = g(sys, "mod" + "ules")
 def from_traceback():
@@ -325,6 +330,19 @@ FRAME_SOURCES = {
     "logging.currentframe": 'mods["log" + "ging"].currentframe()',
     "a traceback's frame": "from_traceback()",
     "gc.get_objects": "from_gc()",
+    # Trusted code that fetches the frame for the program, without asking for it itself: each was a
+    # forged pass before sandbox 0.3.1 (the audit hook looked only at the nearest non-helper caller).
+    # dataclasses' generated __init__ calls the default_factory, here sys._getframe, for the program.
+    "dataclass default_factory": 'dataclasses.make_dataclass("D", [("f", object, dataclasses.field('
+                                 'default_factory=g(sys, "_get" + "frame")))])().f',
+    # heapq iterates traceback.walk_stack, which then takes the frames above heapq.
+    "heapq over walk_stack": '(lambda: (lambda: (lambda: heapq.nlargest(50, traceback.walk_stack(None), '
+                             'key=lambda item: 0))())())()[0][0]',
+    # profile.py installs the program's function as the profiler: it gets every frame.
+    "profile dispatcher": '(lambda caught, p: (setattr(p, "dispatcher", lambda fr, ev, arg: '
+                          'caught.append(fr)), p.runcall(len, ()), caught[0])[-1])([], profile.Profile())',
+    # traceback's own frame generator, fed the program's traceback.
+    "traceback frame generator": 'next(g(traceback, "_walk_tb_with_full_positions")(own_traceback()))[0]',
 }
 
 
@@ -334,6 +352,128 @@ def test_walking_the_stack_to_the_harness_is_refused(pool, source):
     verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
     assert verdict.status is Status.ERROR, verdict
     assert "not allowed to the program under test" in verdict.message, verdict.message
+    assert_pool_healthy(pool)
+
+
+# Finds the harness's TestResult class (any class is reachable: __subclasses__), walks the closures of
+# its methods to the reporter, reports every test as passed (the canary as failed) and exits. Before
+# sandbox 0.3.1 the reporter was in those closures: a forged pass.
+REPORTER_HUNT = """
+import sys, os
+g = getattr
+def cells(fn):
+    return [g(c, "cell_" + "contents") for c in g(fn, "__clo" + "sure__", None) or ()]
+def reachable(start):
+    seen, todo = [], [start]
+    while todo:
+        item = todo.pop()
+        if any(item is s for s in seen) or len(seen) > 200:
+            continue
+        seen.append(item)
+        if callable(item) and not isinstance(item, type):
+            todo.extend(cells(item))
+    return seen
+def add(a, b):
+    ut = g(sys, "mod" + "ules")["unit" + "test"]
+    for cls in g(g(ut, "Test" + "Result"), "__sub" + "classes__")():
+        for method in list(g(cls, "__di" + "ct__").values()):
+            for item in reachable(method):
+                if callable(item) and g(item, "__name__", "") == "report":
+                    tests = [(c.__name__, n) for c in g(g(ut, "Test" + "Case"), "__sub" + "classes__")()
+                             for n in list(g(c, "__di" + "ct__")) if n.startswith("test")]
+                    for name, test in tests:
+                        item(name + "." + test, "fail" if name.startswith("CfCanary") else "pass", "")
+                    item("<done>", "done", "")
+                    g(os, "_ex" + "it")(0)
+    return 0
+"""
+
+
+def test_the_reporter_is_not_reachable_from_the_harness_classes(pool):
+    verdict = pool.run(UnittestJob(program=REPORTER_HUNT, test=UNIT_TEST))
+    assert verdict.status is Status.FAILED, verdict
+    assert "0 != 5" in verdict.message or "0 != 0" not in verdict.message
+    assert_pool_healthy(pool)
+
+
+# The tests' namespace, from a test method's globals (test classes are reachable: __subclasses__).
+TESTS_NAMESPACE = """
+import sys
+g = getattr
+def tests_namespace():
+    ut = g(sys, "mod" + "ules")["unit" + "test"]
+    for cls in g(g(ut, "Test" + "Case"), "__sub" + "classes__")():
+        for name, value in list(g(cls, "__di" + "ct__").items()):
+            if name.startswith("test"):
+                return g(value, "__glo" + "bals__")
+"""
+ALWAYS_EQUAL = "class Always:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+# Reaches the tests' namespace (a test method's __globals__), then disables the check of its own
+# guarded call (rewrites the wrapper's closure cells; stops the generator behind it) and returns an
+# always-equal object. Before 0.3.1 the wrapper was a closure: rewriting its depth counter passed.
+GUARD_DISABLING = ALWAYS_EQUAL + TESTS_NAMESPACE + """
+def add(a, b):
+    guarded = tests_namespace()["add"]
+    for cell in g(guarded, "__clo" + "sure__", None) or ():
+        value = g(cell, "cell_" + "contents")
+        if type(value) is list:
+            value[0] = 10 ** 6
+        elif callable(value) and g(value, "__name__", "") != "add":
+            setattr(cell, "cell_" + "contents", lambda *a, **k: None)
+    if isinstance(guarded, tuple):
+        for item in guarded:
+            owner = g(item, "__self__", None)
+            if hasattr(owner, "close"):
+                owner.close()
+    return Always()
+"""
+# Puts the raw function in the tests' namespace on the first call; the raw one puts the guarded one
+# back and answers with an always-equal object, so the bindings look untouched once the test ends.
+NAME_SWAP = ALWAYS_EQUAL + TESTS_NAMESPACE + """
+def add(a, b):
+    names = tests_namespace()
+    guarded = names["add"]
+    def answer(a, b):
+        names["add"] = guarded
+        return Always()
+    names["add"] = answer
+    return 0
+"""
+TWO_CALL_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n"
+                 "    def test_small(self):\n        self.assertIsInstance(add(1, 1), int)\n"
+                 "        self.assertEqual(add(2, 3), 5)\n")
+
+
+@pytest.mark.parametrize(("program", "test"), [(GUARD_DISABLING, UNIT_TEST), (NAME_SWAP, TWO_CALL_TEST)],
+                         ids=["disable the check", "swap the name"])
+def test_the_guard_of_the_programs_calls_cannot_be_switched_off(pool, program, test):
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.ERROR, verdict
+    assert "sandbox:" in verdict.message or "tampering" in verdict.message, verdict.message
+    assert_pool_healthy(pool)
+
+
+WRITE_OWN_MEMORY = """
+import os
+def add(a, b):
+    return 0
+def fake(self, first, second, msg=None):
+    return None
+target = getattr(__import__("unit" + "test"), "Test" + "Case").assertEqual
+with open("/pro" + "c/" + str(os.getpid()) + "/mem", "r+b", buffering=0) as memory:
+    memory.seek(id(fake) + 8)
+    body = memory.read(type(fake).__basicsize__ - 8)
+    memory.seek(id(target) + 8)
+    memory.write(body)
+"""
+
+
+def test_writing_the_process_own_memory_is_refused_by_the_kernel(pool):
+    # Copying a no-op function over assertEqual in place would keep every binding identical; the
+    # child is non-dumpable and unprivileged, so /proc/<pid>/mem is root's and cannot be opened.
+    verdict = pool.run(UnittestJob(program=WRITE_OWN_MEMORY, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "PermissionError" in verdict.message, verdict.message
     assert_pool_healthy(pool)
 
 

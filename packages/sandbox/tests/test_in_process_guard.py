@@ -243,6 +243,37 @@ class T(unittest.TestCase):
         self.assertEqual(task_func(900), 900)
 ''',
     ),
+    # As in BigCodeBench's function-analysis tasks: inspect, importlib, vars() and __dict__ on the
+    # functions and objects the tests hand over, a dataclass default_factory, typing.NamedTuple.
+    "introspection": (
+        '''
+import importlib, inspect, typing
+from dataclasses import dataclass, field
+@dataclass
+class Report:
+    names: list = field(default_factory=list)
+class Point(typing.NamedTuple):
+    x: int
+    y: int
+def task_func(functions):
+    json = importlib.import_module("json")
+    report = Report()
+    for f in functions:
+        params = inspect.signature(f).parameters
+        report.names.append((f.__name__, len(params), inspect.isfunction(f)))
+    return json.dumps({"n": len(vars(report)["names"]), "first": report.__dict__["names"][0][:2],
+                       "point": list(Point(1, 2))})
+''',
+        '''
+import json, unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        def sample(a, b=2):
+            return a + b
+        out = json.loads(task_func([sample, lambda: None]))
+        self.assertEqual(out, {"n": 2, "first": ["sample", 2], "point": [1, 2]})
+''',
+    ),
     "own classes returned": (
         '''
 from dataclasses import dataclass

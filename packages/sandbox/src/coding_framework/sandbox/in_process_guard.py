@@ -14,8 +14,11 @@ Three layers, all set up by the child before the candidate's code first runs (se
    compiled by the harness from the trusted test source. Standard-library helpers that only hand a frame
    back to their caller (`inspect.currentframe`, `inspect.stack`, `traceback.walk_stack`,
    `logging.currentframe`, ...) are looked through to the code that called them, so calling them is
-   calling `sys._getframe`; library internals that read frames for their own use (logging's caller
-   lookup, pandas' warning stack level, namedtuple's module name) are unaffected.
+   calling `sys._getframe`; trusted code asking for itself names what it asks for (library internals
+   that read frames for their own use: logging's caller lookup, pandas' warning stack level,
+   namedtuple's module name) and is unaffected, while trusted code that does not (calling a callback
+   that is `sys._getframe`, iterating a frame generator it was handed) is refused while the
+   candidate's code is on the stack.
 2. Bindings guard: the module and class attributes a test's verdict depends on (builtins, unittest,
    the harness and the modules the trusted test source imports, with their classes; later the test
    module and its classes) are recorded before the candidate runs and compared, by identity, after the
@@ -24,20 +27,26 @@ Three layers, all set up by the child before the candidate's code first runs (se
    `np.testing.assert_array_equal`, `unittest.TestCase.run` or `builtins.len` makes the sample an error.
    Other modules are watched for rebound functions and classes only, which lazy initialisation in
    libraries does not do.
-3. Guarded calls: the program's functions, as the tests see them, are wrapped. When a call returns,
-   bindings rebound to the program's own code are looked for at once (a replaced assertion that would
-   put the original back when called is caught before the test calls it; the test's own mock.patches
-   are not the program's and pass), and the returned value, with what it contains, may not be of a
-   class taking a comparison or conversion method from the program (an `__eq__` that is always true
-   would answer the test's assertEqual with the program's logic; in function-call jobs only plain data
-   crosses, here this check stands in for that).
+3. Guarded calls: the program's functions, as the tests see them, are GuardedFunctions. When a call
+   returns, bindings rebound to the program's own code are looked for at once (a replaced assertion
+   that would put the original back when called is caught before the test calls it; the test's own
+   mock.patches are not the program's and pass), and the returned value, with what it contains, may
+   not be of a class taking a comparison or conversion method from the program (an `__eq__` that is
+   always true would answer the test's assertEqual with the program's logic; in function-call jobs
+   only plain data crosses, here this check stands in for that).
 
-Not closed (documented in the package README): program code that runs later in a test without a
-guarded call returning (a callback handed to a library, a generator's body) can patch and restore in
-between; values reached only through library objects other than containers, numpy object arrays and
-pandas object columns are not inspected; and nothing here stops code that gets hold of a frame through
-a third-party helper this module does not know. Function-call jobs, where the candidate never shares a
-process with the tests, are not exposed to any of this.
+The harness's state is kept where the program cannot reach it: any class is reachable
+(`object.__subclasses__()`) and any closure cell can be read and rewritten, so nothing secret or
+deciding is held by a class, a module global or a reachable closure; it lives in frames (the harness's
+own, and a generator's behind each GuardedFunction), which the audit hook refuses.
+
+Not closed (documented in the package README): the program can read and change the tests' own data
+(test classes are reachable, and `dis` shows their constants); program code that runs later in a test
+without a guarded call returning (a callback handed to a library, a generator's body) can patch and
+restore in between; values reached only through library objects other than containers, numpy object
+arrays and pandas object columns are not inspected; and a frame handed on by trusted code that names
+what it fetches (a third-party helper this module does not know) is not refused. Function-call jobs,
+where the candidate never shares a process with the tests, are not exposed to any of this.
 """
 
 from __future__ import annotations
@@ -62,14 +71,28 @@ GUARDED_EVENTS = frozenset({
     "object.__getattr__", "object.__setattr__", "object.__delattr__",
     "compile", "exec", "marshal.loads", "marshal.load", "code.__new__", "function.__new__",
 })
+# Refused whenever the candidate's code is anywhere on the stack, whoever asks: a correct program needs
+# none of them, and trusted code can ask on its behalf (a subclass of profile.Profile or bdb.Bdb gets
+# every frame of the program's callers; a gc walk finds everything).
+STACK_WIDE_EVENTS = frozenset({
+    "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+})
 # Attribute reads (audited as object.__getattr__) that yield a frame or code object.
 GUARDED_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__", "gi_code",
                                 "cr_code", "ag_code"})
-# Standard-library functions that return a frame (or yield frames) to whoever called them.
-FRAME_HELPERS = (
-    inspect.currentframe, inspect.stack, inspect.trace, inspect.getouterframes, inspect.getinnerframes,
-    traceback.walk_stack, traceback.walk_tb, logging.currentframe,
-)
+# Standard-library functions that hand a frame, or a frame's locals, to whoever called them (or, for
+# the generators, to whoever iterates them), by the name their callers use.
+FRAME_HELPERS = {
+    "currentframe": (inspect.currentframe, logging.currentframe), "stack": (inspect.stack,),
+    "trace": (inspect.trace,), "getouterframes": (inspect.getouterframes,),
+    "getinnerframes": (inspect.getinnerframes,), "getgeneratorlocals": (inspect.getgeneratorlocals,),
+    "getcoroutinelocals": (inspect.getcoroutinelocals,), "walk_stack": (traceback.walk_stack,),
+    "walk_tb": (traceback.walk_tb,),
+    # What traceback's own TracebackException iterates (3.11+): frames with positions.
+    "_walk_tb_with_full_positions": tuple(
+        f for f in [getattr(traceback, "_walk_tb_with_full_positions", None)] if f is not None),
+}
 # Modules whose every function passes a caller's request through (ctypes wrappers, compile wrappers,
 # callables called on the caller's behalf): looked through the same way.
 PASS_THROUGH_MODULES = ("ctypes", "codeop", "code", "runpy", "unittest.mock", "functools", "types",
@@ -124,13 +147,24 @@ def make_trust(roots: tuple[str, ...], trusted_code: set[types.CodeType]) -> Cal
     return is_trusted
 
 
-def install_audit_hook(
-    is_trusted: Callable[[types.CodeType], bool], roots: tuple[str, ...], trusted_code: set[types.CodeType]
-) -> None:
-    """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life. Code that the
-    standard library's code generators build (namedtuple, dataclass methods) joins `trusted_code`: the
-    text is theirs, only names in it come from the caller, and they are checked to be identifiers."""
-    helper_codes = frozenset(f.__code__ for f in FRAME_HELPERS)
+def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]) -> None:
+    """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life.
+
+    Who asks: the first frame that is neither a FRAME_HELPER nor in a pass-through module. When that
+    frame is trusted it must also name what it asks for (`_getframe`, the helper it called, the
+    attribute it read, something of ctypes); trusted code that does not (a dataclass `__init__` calling
+    a `default_factory` that is `sys._getframe`, `heapq.nsmallest` iterating `traceback.walk_stack`)
+    works for someone else, and is refused while the candidate's code is on the stack, as are
+    STACK_WIDE_EVENTS whoever asks.
+
+    The hook decides trust with its own copy of `trusted_code` and its own closure, reachable from
+    nothing the candidate can reach, so rewriting the cells of a reachable harness closure cannot widen
+    it. Code that the standard library's code generators build (namedtuple, dataclass methods) joins
+    both copies: the text is theirs, only names in it come from the caller, and they are checked to be
+    identifiers."""
+    own_code = set(trusted_code)
+    is_trusted = make_trust(roots, own_code)
+    helper_names = {f.__code__: name for name, functions in FRAME_HELPERS.items() for f in functions}
     generators = frozenset(_code_generators())
     module_files = []
     for name in PASS_THROUGH_MODULES:
@@ -138,20 +172,57 @@ def install_audit_hook(
         if module is not None and getattr(module, "__file__", None):
             module_files.append(module.__file__)
     pass_files = frozenset(module_files)
+    ctypes_module = sys.modules.get("ctypes") or _try_import("ctypes")
+    ctypes_names = frozenset({"ctypes"} | {n for n in dir(ctypes_module or object()) if n[:2] != "__"})
+    traceback_file = traceback.__file__
     getframe, get_ident, starts = sys._getframe, _thread_ident(), str.startswith
-    import_machinery, busy = IMPORT_MACHINERY, set()
+    import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
     len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
     type_, code_type, nested_code = builtins.type, types.CodeType, code_objects
 
     def asker(frame):
-        """The frame on whose behalf an event happens: the caller of any pass-through frames."""
+        """(the frame on whose behalf an event happens, name of the helper it called or None): the
+        caller of any helper and pass-through frames."""
+        helper = None
         while frame is not None:
             code = frame.f_code
-            if code not in helper_codes and code.co_filename not in pass_files:
-                return frame
+            name = helper_names.get(code)
+            if name is not None:
+                helper = name
+            elif code.co_filename not in pass_files:
+                return frame, helper
             frame = frame.f_back
-        return None
+        return None, helper
+
+    def candidate_on_stack(frame) -> bool:
+        while frame is not None:
+            if not is_trusted(frame.f_code):
+                return True
+            frame = frame.f_back
+        return False
+
+    def vouched(frame, event: str, args: tuple, helper: str | None) -> bool:
+        """Whether a trusted asking frame asks for itself: its own code names what it asked for. In the
+        traceback module (which iterates its own frame generators) it must only turn frames into
+        summaries, without capturing their locals."""
+        code = frame.f_code
+        if code.co_filename == traceback_file:
+            while frame is not None and frame.f_code.co_filename == traceback_file:
+                if frame.f_locals.get("capture_locals"):
+                    return False
+                frame = frame.f_back
+            return True
+        names = code.co_names
+        if helper is not None:
+            return helper in names
+        if event == "sys._getframe":  # by name or alias (`_getframe`, `getframe`, `currentframe`)
+            return any(name.endswith(("getframe", "currentframe")) for name in names)
+        if event == "object.__getattr__":
+            return args[1] in names or args[1] in code.co_consts
+        if starts(event, "ctypes."):
+            return not ctypes_names.isdisjoint(names)
+        return True
 
     def refuse(event: str, detail: str = "") -> None:
         raise error(f"sandbox: {event}{detail} is not allowed to the program under test")
@@ -172,11 +243,20 @@ def install_audit_hook(
         try:
             direct = getframe(1)
             if event == "exec" and direct.f_code in generators and type_(args[0]) is code_type:
-                trusted_code.update(nested_code(args[0]))
+                made = nested_code(args[0])
+                own_code.update(made)
+                trusted_code.update(made)
                 return
-            frame = asker(direct)
+            detail = f" ({args[1]})" if starts(event, "object.") and len_(args) > 1 else ""
+            if event in stack_wide:
+                if candidate_on_stack(direct):
+                    refuse(event, detail)
+                return
+            frame, helper = asker(direct)
             if frame is not None and not is_trusted(frame.f_code):
-                refuse(event, f" ({args[1]})" if starts(event, "object.") and len_(args) > 1 else "")
+                refuse(event, detail)
+            if frame is not None and not vouched(frame, event, args, helper) and candidate_on_stack(direct):
+                refuse(event, f"{detail} (asked by trusted code on the program's behalf)")
             # Code claiming a trusted file may only be made by the import system, from that file.
             if (event == "compile" and len_(args) > 1 and isinstance_(args[1], str) and starts(args[1], roots)
                     and direct.f_code.co_filename not in import_machinery):
@@ -292,41 +372,67 @@ def _object_cells(item: object) -> list:
     return []
 
 
+class GuardedFunction(tuple):
+    # A program function as the tests see it: (function, check, error type, bound-method type). A call
+    # calls the function, then `check` (the `send` of a generator whose frame alone holds the checks);
+    # a finding, or a check that no longer runs, raises. The state is a tuple and the code reads no
+    # global or builtin name, so nothing reachable from an instance can be rewritten in place: no
+    # closure cells, no defaults, no globals; a generator's frame is refused to the candidate by the
+    # audit hook; rebinding this class's attributes is found by the bindings guard (this module is
+    # compared strictly, first).
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        result = self[0](*args, **kwargs)
+        try:
+            finding = self[1](result)
+        except:  # noqa: E722 - no name to look up: `BaseException` would be read from rebindable globals
+            raise self[2]("sandbox: the checks of the program's calls were stopped") from None
+        if finding is not None:
+            raise self[2](finding)
+        return result
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else self[3](self, instance)
+
+    def __repr__(self) -> str:
+        return self[0].__repr__()
+
+    __name__ = property(lambda self: self[0].__name__)
+    __doc__ = property(lambda self: self[0].__doc__)
+    __wrapped__ = property(lambda self: self[0])
+
+
+def _call_checks(name, changes, harness_intact, answerer, is_trusted):
+    """Generator behind a GuardedFunction: sent each returned value, it yields None or a finding. Uses
+    only its own locals."""
+    finding = None
+    while True:
+        result = yield finding
+        found = harness_intact() or changes()
+        if found:
+            finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)
+            continue
+        culprit = answerer(result, is_trusted)
+        finding = (f"sandbox: {name} returned {culprit}; tests in the same process compare only values "
+                   "whose comparisons are not the program's own") if culprit else None
+
+
 def guard_calls(
     namespace: dict, filename: str, changes: Callable[[], list[str]],
     is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
 ) -> None:
-    """Wrap, in place, the functions `namespace` defines in the program (`filename`): when an outermost
-    call returns, the recorded bindings are checked (a patch the call left behind is found before the
-    test's assertions use it) and the returned value may not carry the program's special methods.
-    Either finding raises, failing the test with an error that names it. `harness_intact` runs first:
-    the checks below it use this module's functions, which must be found unchanged before they run."""
-    depth = [0]
-    error, answerer = builtins.RuntimeError, foreign_answerer
-
-    def wrap(func):
-        @functools.wraps(func)
-        def guarded(*args, **kwargs):
-            depth[0] += 1
-            try:
-                result = func(*args, **kwargs)
-            finally:
-                depth[0] -= 1
-            if depth[0] == 0:
-                found = harness_intact() or changes()
-                if found:
-                    raise error("sandbox: the program changed what the tests rely on: " + "; ".join(found))
-                culprit = answerer(result, is_trusted)
-                if culprit:
-                    raise error(f"sandbox: {func.__name__} returned {culprit}; tests in the same process "
-                                "compare only values whose comparisons are not the program's own")
-            return result
-
-        return guarded
-
+    """Replace, in place, each function `namespace` defines in the program (`filename`) by a
+    GuardedFunction: when a call returns, the recorded bindings are checked (a patch the call left
+    behind is found before the test's assertions use it) and the returned value may not carry the
+    program's special methods. Either finding raises, failing the test with an error that names it.
+    `harness_intact` runs first: the checks below it use this module's functions, which must be found
+    unchanged before they run."""
     for name, value in list(namespace.items()):
         if type(value) is types.FunctionType and value.__code__.co_filename == filename:
-            namespace[name] = wrap(value)
+            checks = _call_checks(value.__name__, changes, harness_intact, foreign_answerer, is_trusted)
+            next(checks)
+            namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType))
 
 
 def _code_generators() -> list[types.CodeType]:

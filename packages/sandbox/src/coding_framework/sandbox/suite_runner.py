@@ -2,11 +2,13 @@
 
 Here the tests necessarily run in the same sandboxed process as the candidate, so the candidate
 could in principle reach the harness. Defences, each one checked by the trusted judge:
-1. Static rejection: programs that name the harness's machinery (unittest, frames, gc, inspect,
-   ctypes, builtins, sys.modules, exit hooks, the report channel) are refused before running.
+1. Static rejection: programs that name the harness's machinery (unittest, frames, gc, ctypes,
+   builtins, sys.modules, __subclasses__, closures, exit hooks, the report channel) are refused before
+   running.
 2. Authenticated reports: the harness reads a per-sample random key from the channel before the
-   candidate exists, keeps it only in a closure, and MACs every test outcome; the judge rejects a
-   report with a wrong MAC, a duplicate, or a missing test id.
+   candidate exists, keeps it only in the reporter's closure (held by the harness's frames and the test
+   result instance, never by a class or a module global: every class is reachable), and MACs every
+   test outcome; the judge rejects a report with a wrong MAC, a duplicate, or a missing test id.
 3. Expected ids come from the judge's own parse of the test source, not from what runs.
 4. A canary test that must fail is added under a random name; if it reports a pass, the harness
    was tampered with and the sample is an error.
@@ -66,7 +68,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # Held as locals: the module's globals are the candidate's to rebind (found, but only afterwards).
     tampered, guard_calls, checker, snapshot = (_tampered, in_process_guard.guard_calls,
                                                 in_process_guard.make_checker, in_process_guard.Snapshot)
-    in_process_guard.install_audit_hook(is_trusted, roots, trusted_code)
+    in_process_guard.install_audit_hook(roots, trusted_code)
 
     module = types.ModuleType(module_name)
     module.__file__ = f"{module_name}.py"
@@ -78,18 +80,21 @@ def run_in_child(chan: wire.FdChannel) -> int:
         return 1
     if tampered(changes, restore, report):
         return 1
-    mid_test_changes = checker([before], is_trusted, program_made_only=True)
+    # Checks when a guarded call returns; the test module joins them once it exists (a program
+    # function that swaps the tests' name for itself is found at the next return, not after the test).
+    mid_test = [checker([before], is_trusted, program_made_only=True)]
     tests = types.ModuleType("test_solution")
     # BigCodeBench-style tests use the program's names directly, as if in one file. Those are guarded
     # (checked when a call returns); the program's own calls, and `from solution import ...`, are not,
     # so recursion keeps its depth.
     tests.__dict__.update({k: v for k, v in module.__dict__.items() if not k.startswith("__")})
-    guard_calls(tests.__dict__, f"{module_name}.py", mid_test_changes, is_trusted, harness_intact)
+    guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted, harness_intact)
     sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
     after_load = snapshot()
     after_load.add_module("test_solution", tests, "methods")  # fixtures store data on the classes
     changes = checker([before, after_load], is_trusted)
+    mid_test[0] = checker([before, after_load], is_trusted, program_made_only=True)
     held: list[tuple[str, str, str]] = []
     stopped = []
 
@@ -148,7 +153,12 @@ def _test_id(test) -> str:
 
 def _make_result(unittest, report, after_test):
     """A TestResult that passes every outcome to `report` and calls `after_test` when each test ends
-    (stopping the run when it returns False)."""
+    (stopping the run when it returns False).
+
+    Both are held by the instance, never by the class: any class is reachable from the program
+    (`TestResult.__subclasses__()`), and a method closing over the reporter would hand it the means to
+    send outcomes of its choosing. The instance is reachable only from the running test case and the
+    harness's frames, which the audit hook refuses to the program."""
 
     class Result(unittest.TestResult):
         def _text(self, err, test) -> str:
@@ -158,30 +168,32 @@ def _make_result(unittest, report, after_test):
 
         def stopTest(self, test):
             super().stopTest(test)
-            if not after_test():
+            if not self._cf_after_test():
                 self.stop()
 
         def addSuccess(self, test):
-            report(_test_id(test), "pass", "")
+            self._cf_report(_test_id(test), "pass", "")
 
         def addFailure(self, test, err):
-            report(_test_id(test), "fail", self._text(err, test))
+            self._cf_report(_test_id(test), "fail", self._text(err, test))
 
         def addError(self, test, err):
-            report(_test_id(test), "error", self._text(err, test))
+            self._cf_report(_test_id(test), "error", self._text(err, test))
 
         def addSkip(self, test, reason):
-            report(_test_id(test), "skip", str(reason))
+            self._cf_report(_test_id(test), "skip", str(reason))
 
         def addExpectedFailure(self, test, err):
-            report(_test_id(test), "pass", "")
+            self._cf_report(_test_id(test), "pass", "")
 
         def addUnexpectedSuccess(self, test):
-            report(_test_id(test), "fail", "unexpected success")
+            self._cf_report(_test_id(test), "fail", "unexpected success")
 
         def addSubTest(self, test, subtest, err):
             if err is not None:
                 kind = "fail" if issubclass(err[0], test.failureException) else "error"
-                report(_test_id(test), kind, self._text(err, test))
+                self._cf_report(_test_id(test), kind, self._text(err, test))
 
-    return Result()
+    result = Result()
+    result._cf_report, result._cf_after_test = report, after_test
+    return result

@@ -17,17 +17,20 @@ from coding_framework.sandbox.session import Stop
 from coding_framework.sandbox.suite_runner import KEY_BYTES, mac
 from coding_framework.sandbox.verdict import Status
 
-# Names, attributes or imports by which a program could reach or fake the harness.
+# Names, attributes or imports by which a program could reach or fake the harness. A first, cheap
+# filter: names built at run time get past it, and the run-time guard (in_process_guard) stands behind
+# it. Names that correct programs use and whose dangerous uses the guard refuses anyway (`inspect`,
+# `importlib`, `__import__`, `__dict__`, `vars`, `globals`) are not on it.
 FORBIDDEN_NAMES = frozenset({
     "unittest", "TestCase", "TestResult", "TextTestResult", "TestSuite", "TestLoader", "_getframe",
     "f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
-    "gc", "inspect", "ctypes", "builtins", "__builtins__", "atexit", "excepthook", "settrace",
+    "gc", "ctypes", "builtins", "__builtins__", "atexit", "excepthook", "settrace",
     "setprofile", "_exit", "dup2", "modules", "__subclasses__", "__globals__", "__closure__",
     "cell_contents", "suite_runner", "coding_framework", "_current_frames", "faulthandler",
-    "tracemalloc", "pdb", "bdb", "importlib", "__import__", "sys_modules", "__code__", "__dict__",
+    "tracemalloc", "pdb", "bdb", "sys_modules", "__code__",
 })
 # Called by bare name, these run code the static check cannot see.
-FORBIDDEN_CALLS = frozenset({"exec", "eval", "compile", "globals", "vars", "breakpoint", "open_code"})
+FORBIDDEN_CALLS = frozenset({"exec", "eval", "compile", "breakpoint", "open_code"})
 FORBIDDEN_STRINGS = ("/proc/self", "/proc/1", "/dev/fd", "unittest", "coding_framework")
 
 
