@@ -242,6 +242,49 @@ def test_values_whose_comparison_is_the_programs_cannot_pass_a_unittest(pool, at
     assert_pool_healthy(pool)
 
 
+MOCK = 'mock = __import__("unit" + "test.mock", fromlist=["ANY"])\n'
+# Library objects made equal to anything with data alone, no method of the program's: each passed
+# every unittest job before sandbox 0.3.1 (the check looked only for the program's methods).
+LIBRARY_ANSWERS = {
+    "unittest.mock.ANY": (MOCK + "def add(a, b):\n    return mock.ANY\n", "unittest.mock.ANY"),
+    "mock told __eq__ returns True": (
+        MOCK + "def add(a, b):\n    m = mock.MagicMock()\n    m.__eq__.return_value = True\n    return m\n",
+        "__eq__ is told"),
+    "mock with an __eq__ side effect": (
+        MOCK + "def add(a, b):\n    m = mock.MagicMock()\n    m.__eq__.side_effect = lambda other: True\n"
+        "    return m\n", "__eq__ is told"),
+    "mock given an __eq__ function": (
+        MOCK + "def add(a, b):\n    m = mock.MagicMock()\n    m.__eq__ = lambda self, other: True\n"
+        "    return [m]\n", "__eq__ is told"),
+    "pytest.approx with infinite tolerance": (
+        'def add(a, b):\n    return __import__("pytest").approx(0, abs=float("inf"))\n', "pytest.approx"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(LIBRARY_ANSWERS))
+def test_library_objects_told_to_equal_anything_cannot_pass_a_unittest(pool, attack):
+    program, culprit = LIBRARY_ANSWERS[attack]
+    test = UNIT_TEST.replace("assertEqual(add(2, 3), 5)", "assertEqual(add(2, 3), 5) if True else None")
+    if "[m]" in program:
+        test = UNIT_TEST.replace("add(2, 3), 5", "add(2, 3), [5]").replace("add(0, 1), 1", "add(0, 1), [1]")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.ERROR, verdict
+    assert culprit in verdict.message, verdict.message
+    assert_pool_healthy(pool)
+
+
+def test_returning_the_tests_own_mock_still_passes(pool):
+    # A correct program that hands back what a patched library returned: the mock is the test's, with
+    # its defaults, and the test compares it by identity.
+    program = "import json\ndef fetch(text):\n    return json.loads(text)\n"
+    test = ("import unittest\nfrom unittest import mock\nclass TestFetch(unittest.TestCase):\n"
+            "    @mock.patch('json.loads')\n    def test_passes_through(self, loads):\n"
+            "        self.assertEqual(fetch('x'), loads.return_value)\n"
+            "        self.assertIn(fetch('x'), [loads.return_value])\n")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.PASSED, verdict
+
+
 def test_blinding_the_guard_with_a_builtin_that_is_put_back_later_fails(pool):
     # issubclass becomes isinstance while the returned list is inspected (so a guard calling the
     # builtin would see no container), and the object inside puts issubclass back when compared. The

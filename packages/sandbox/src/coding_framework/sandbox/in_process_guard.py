@@ -315,6 +315,9 @@ def foreign_answerer(value: object, is_trusted: Callable[[types.CodeType], bool]
             culprit = _untrusted_method(cls, is_trusted)
             if culprit:
                 return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
+        culprit = _permissive_library_value(item, kind)
+        if culprit:
+            return culprit
         # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
         if _issubclass(kind, _DICT):
             todo.extend(_dict_keys(item))
@@ -323,6 +326,62 @@ def foreign_answerer(value: object, is_trusted: Callable[[types.CodeType], bool]
             todo.extend(item)
         else:
             todo.extend(_object_cells(item))
+    return None
+
+
+# Comparisons a library object can be told to answer whatever the other side is: no expected value
+# needed, so such an object forges equality (or order, or membership) without any code of the program.
+_ANSWER_ANYTHING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__")
+
+
+def _permissive_library_value(item: object, kind: type) -> str | None:
+    """unittest.mock.ANY, a mock told what to answer to a comparison or `in` (a configured return value
+    or side effect, or a function set as the method), or a pytest.approx: library objects that can be
+    made equal to anything with data alone. Read through the mock's own state, never by calling it."""
+    mock = sys.modules.get("unittest.mock")
+    if mock is not None:
+        if _issubclass(kind, mock._ANY):
+            return "unittest.mock.ANY, equal to everything"
+        if _issubclass(kind, mock.NonCallableMock):
+            name = _configured_comparison(item, kind, mock)
+            if name:
+                return f"a mock whose {name} is told what to answer"
+    for module, base in _APPROX_BASES:  # where pytest has kept approx's classes across versions
+        approx = sys.modules.get(module)
+        cls = getattr(approx, base, None) if approx is not None else None
+        if _issubclass(_type(cls), _TYPE) and _issubclass(kind, cls):
+            return "a pytest.approx, equal to whatever lies within its tolerance"
+    return None
+
+
+_APPROX_BASES = (("_pytest.approx", "Approx"), ("_pytest.approx", "ApproxBase"),
+                 ("_pytest.python_api", "ApproxBase"))
+
+
+def _configured_comparison(item: object, kind: type, mock: types.ModuleType) -> str | None:
+    try:
+        children = _object_getattribute(item, "_mock_children")
+    except AttributeError:
+        return None
+    own, default, mock_file, a_mock = _CLASS_DICT(kind), mock.DEFAULT, mock.__file__, mock.NonCallableMock
+    for name in _ANSWER_ANYTHING:
+        method = own.get(name)
+        if _type(method) is _FUNCTION and method.__code__.co_filename == mock_file and method.__closure__:
+            # A function set as the method: mock wraps it in `method(self, ...)`, closing over it.
+            held = method.__closure__[0].cell_contents
+            if not _issubclass(_type(held), a_mock):
+                return name
+        child = children.get(name) if _type(children) is _DICT else None
+        if child is None or not _issubclass(_type(child), a_mock):
+            continue
+        state = _object_getattribute(child, "__dict__")
+        value, effect = state.get("_mock_return_value", default), state.get("_mock_side_effect")
+        fixed = mock._return_values.get(name, default)
+        if value is not default and value is not fixed and not _issubclass(_type(value), a_mock):
+            return name
+        own_effect = _type(effect) is _FUNCTION and effect.__code__.co_filename == mock_file
+        if effect is not None and not own_effect:
+            return name
     return None
 
 
@@ -414,8 +473,8 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted):
             finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)
             continue
         culprit = answerer(result, is_trusted)
-        finding = (f"sandbox: {name} returned {culprit}; tests in the same process compare only values "
-                   "whose comparisons are not the program's own") if culprit else None
+        finding = (f"sandbox: {name} returned {culprit}; tests sharing the program's process compare only "
+                   "values that cannot answer comparisons on the program's behalf") if culprit else None
 
 
 def guard_calls(
