@@ -242,7 +242,8 @@ def test_values_whose_comparison_is_the_programs_cannot_pass_a_unittest(pool, at
     assert_pool_healthy(pool)
 
 
-MOCK = 'mock = __import__("unit" + "test.mock", fromlist=["ANY"])\n'
+# No forbidden name: the harness has unittest.mock loaded, and builtins' import is a getattr away.
+MOCK = 'import sys\nmods = getattr(sys, "mod" + "ules")\nmock = mods["unit" + "test.mock"]\n'
 # Library objects made equal to anything with data alone, no method of the program's: each passed
 # every unittest job before sandbox 0.3.1 (the check looked only for the program's methods).
 LIBRARY_ANSWERS = {
@@ -257,7 +258,8 @@ LIBRARY_ANSWERS = {
         MOCK + "def add(a, b):\n    m = mock.MagicMock()\n    m.__eq__ = lambda self, other: True\n"
         "    return [m]\n", "__eq__ is told"),
     "pytest.approx with infinite tolerance": (
-        'def add(a, b):\n    return __import__("pytest").approx(0, abs=float("inf"))\n', "pytest.approx"),
+        MOCK + 'def add(a, b):\n    load = getattr(mods["builtins"], "__imp" + "ort__")\n'
+        '    return load("pytest").approx(0, abs=float("inf"))\n', "pytest.approx"),
 }
 
 
@@ -436,6 +438,41 @@ def test_the_reporter_is_not_reachable_from_the_harness_classes(pool):
     verdict = pool.run(UnittestJob(program=REPORTER_HUNT, test=UNIT_TEST))
     assert verdict.status is Status.FAILED, verdict
     assert "0 != 5" in verdict.message or "0 != 0" not in verdict.message
+    assert_pool_healthy(pool)
+
+
+# A trusted test that hands the program a bound method of its test case (a callback, a mock's
+# side_effect) hands it the running result too (`case._outcome.result`). The program reports every
+# test as passed through whatever the result holds: its methods, its callbacks and their closures.
+SELF_HANDING_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n"
+                     "    def helper(self, x):\n        return x\n"
+                     "    def test_small(self):\n        self.assertEqual(add(2, 3, self.helper), 5)\n"
+                     "    def test_zero(self):\n        self.assertEqual(add(0, 1, self.helper), 1)\n")
+RESULT_FORGERY = REPORTER_HUNT.replace("def add(a, b):", "def add_(a, b):") + """
+def add(a, b, callback):
+    case = g(callback, "__self__")
+    result = g(g(case, "_out" + "come"), "result")
+    names = [n for n in list(g(type(case), "__di" + "ct__")) if n.startswith("test")]
+    for attr in list(g(result, "__di" + "ct__")):
+        if attr.startswith("_cf"):
+            for item in reachable(g(result, attr)):
+                if callable(item) and g(item, "__name__", "") == "report":
+                    for n in names:
+                        item("TestAdd." + n, "pass", "")
+                    item("<done>", "done", "")
+                    g(os, "_ex" + "it")(0)
+            for n in names:
+                g(result, attr)(("outcome", "TestAdd." + n, "pass", ""))
+    for n in names:
+        result.addSuccess(type(case)(n))
+    return 0
+"""
+
+
+def test_a_test_case_handed_to_the_program_does_not_hand_it_the_reporter(pool):
+    verdict = pool.run(UnittestJob(program=RESULT_FORGERY, test=SELF_HANDING_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "tampering" in verdict.message and "test result was called by" in verdict.message, verdict.message
     assert_pool_healthy(pool)
 
 

@@ -6,9 +6,11 @@ could in principle reach the harness. Defences, each one checked by the trusted 
    builtins, sys.modules, __subclasses__, closures, exit hooks, the report channel) are refused before
    running.
 2. Authenticated reports: the harness reads a per-sample random key from the channel before the
-   candidate exists, keeps it only in the reporter's closure (held by the harness's frames and the test
-   result instance, never by a class or a module global: every class is reachable), and MACs every
-   test outcome; the judge rejects a report with a wrong MAC, a duplicate, or a missing test id.
+   candidate exists, keeps it only in the reporter's closure, held by the harness's frame and by the
+   outcome keeper's generator frame (never by a class, a module global or a reachable closure: every
+   class is reachable, every cell writable), and MACs every test outcome; the judge rejects a report
+   with a wrong MAC, a duplicate, or a missing test id. The keeper takes outcomes only from the test
+   result's methods as unittest calls them.
 3. Expected ids come from the judge's own parse of the test source, not from what runs.
 4. A canary test that must fail is added under a random name; if it reports a pass, the harness
    was tampered with and the sample is an error.
@@ -95,30 +97,51 @@ def run_in_child(chan: wire.FdChannel) -> int:
     after_load.add_module("test_solution", tests, "methods")  # fixtures store data on the classes
     changes = checker([before, after_load], is_trusted)
     mid_test[0] = checker([before, after_load], is_trusted, program_made_only=True)
-    held: list[tuple[str, str, str]] = []
-    stopped = []
-
-    def after_test() -> bool:
-        """Between tests: send the test's held-back outcomes if the bindings are intact, else stop."""
-        if tampered(changes, restore, report):
-            stopped.append(True)
-            return False
-        for outcome in held:
-            report(*outcome)
-        held.clear()
-        return True
-
-    result = _make_result(unittest, lambda *outcome: held.append(outcome), after_test)
+    result, result_methods = _make_result(unittest)
+    callers = frozenset(result_methods | {sys._getframe(0).f_code})
+    unittest_files = frozenset(m.__file__ for m in (unittest.case, unittest.suite))
+    keeper = _outcome_keeper(report, tampered, changes, restore, callers, unittest_files)
+    next(keeper)
+    result._cf_send = keeper.send
     # Loading looks at every name in the test module, the program's too, so it can run the program's
     # code (a property answering isinstance, say): check again once the cases exist.
     suite = unittest.defaultTestLoader.loadTestsFromModule(tests)
     if tampered(changes, restore, report):
         return 1
     suite.run(result)  # as the official harnesses do: class and module fixtures run too
-    if stopped or not after_test():  # outcomes of class/module tear-downs, after the last test
+    if not keeper.send(("stop",)):  # outcomes of class/module tear-downs, after the last test
         return 1
     report("<done>", "done", "")
     return 0
+
+
+def _outcome_keeper(report, tampered, changes, restore, callers, unittest_files):
+    """Generator that holds each test's outcomes and sends them once the bindings are found intact.
+
+    Sent ("outcome", test id, outcome, message) by the result's methods, or ("stop",) when a test
+    ends; replies whether the run may go on. Everything it uses is a local of its frame, which the
+    audit hook refuses to the program; and it accepts messages only from the result's methods called
+    by unittest itself (or from the harness), so a program that gets hold of the result (a test
+    handing it a bound method of its test case) reports nothing: trying is reported as tampering."""
+    getframe, held, go_on = sys._getframe, [], True
+    while True:
+        message = yield go_on
+        caller = getframe(1)
+        code = caller.f_code
+        if code not in callers or (code.co_name != "run_in_child"
+                                   and caller.f_back.f_code.co_filename not in unittest_files):
+            report("<tamper>", "error", f"the test result was called by {code.co_name} in {code.co_filename}")
+            go_on = False
+        elif not go_on:
+            pass  # stopped: nothing more is sent
+        elif message[0] == "outcome":
+            held.append(message[1:])
+        elif tampered(changes, restore, report):
+            go_on = False
+        else:
+            for outcome in held:
+                report(*outcome)
+            held.clear()
 
 
 def _tampered(changes, restore, report) -> bool:
@@ -151,14 +174,10 @@ def _test_id(test) -> str:
     return f"{type(test).__name__}.{method}" if isinstance(method, str) else "<fixture>"
 
 
-def _make_result(unittest, report, after_test):
-    """A TestResult that passes every outcome to `report` and calls `after_test` when each test ends
-    (stopping the run when it returns False).
-
-    Both are held by the instance, never by the class: any class is reachable from the program
-    (`TestResult.__subclasses__()`), and a method closing over the reporter would hand it the means to
-    send outcomes of its choosing. The instance is reachable only from the running test case and the
-    harness's frames, which the audit hook refuses to the program."""
+def _make_result(unittest):
+    """(a TestResult that sends every outcome, and the end of each test, through its `_cf_send`; the
+    code objects of its methods). `_cf_send` is set on the instance, never held by the class: any class
+    is reachable from the program (`TestResult.__subclasses__()`)."""
 
     class Result(unittest.TestResult):
         def _text(self, err, test) -> str:
@@ -168,32 +187,31 @@ def _make_result(unittest, report, after_test):
 
         def stopTest(self, test):
             super().stopTest(test)
-            if not self._cf_after_test():
+            if not self._cf_send(("stop",)):
                 self.stop()
 
         def addSuccess(self, test):
-            self._cf_report(_test_id(test), "pass", "")
+            self._cf_send(("outcome", _test_id(test), "pass", ""))
 
         def addFailure(self, test, err):
-            self._cf_report(_test_id(test), "fail", self._text(err, test))
+            self._cf_send(("outcome", _test_id(test), "fail", self._text(err, test)))
 
         def addError(self, test, err):
-            self._cf_report(_test_id(test), "error", self._text(err, test))
+            self._cf_send(("outcome", _test_id(test), "error", self._text(err, test)))
 
         def addSkip(self, test, reason):
-            self._cf_report(_test_id(test), "skip", str(reason))
+            self._cf_send(("outcome", _test_id(test), "skip", str(reason)))
 
         def addExpectedFailure(self, test, err):
-            self._cf_report(_test_id(test), "pass", "")
+            self._cf_send(("outcome", _test_id(test), "pass", ""))
 
         def addUnexpectedSuccess(self, test):
-            self._cf_report(_test_id(test), "fail", "unexpected success")
+            self._cf_send(("outcome", _test_id(test), "fail", "unexpected success"))
 
         def addSubTest(self, test, subtest, err):
             if err is not None:
                 kind = "fail" if issubclass(err[0], test.failureException) else "error"
-                self._cf_report(_test_id(test), kind, self._text(err, test))
+                self._cf_send(("outcome", _test_id(test), kind, self._text(err, test)))
 
-    result = Result()
-    result._cf_report, result._cf_after_test = report, after_test
-    return result
+    methods = {value.__code__ for value in vars(Result).values() if isinstance(value, types.FunctionType)}
+    return Result(), methods
