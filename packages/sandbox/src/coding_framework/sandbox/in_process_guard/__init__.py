@@ -1,0 +1,83 @@
+"""Run-time defences for unittest jobs, where trusted tests and the candidate share one process.
+
+One module per layer: audit_hook (1), bindings (2), guarded_calls and returned_values (3).
+
+Three layers, all set up by the child before the candidate's code first runs (see suite_runner):
+
+1. An audit hook (PEP 578; it cannot be removed from Python) that refuses, when the code asking is the
+   candidate's, every operation that yields a frame or reaches objects the program was not given:
+   `sys._getframe`, `sys._current_frames`, traceback/generator/coroutine frames (`tb_frame`, `gi_frame`,
+   ...), `gc.get_objects` / `get_referrers` / `get_referents`, trace and profile hooks, new audit hooks,
+   ctypes, and making code (`compile`, `exec`, `marshal.loads`, `code.__new__`, `function.__new__`,
+   setting `__code__` or `__defaults__`). Frame walking is how a program finds the harness's reporter
+   and the running test (and forges a pass); strings built at run time get past any static check, the
+   audit hook sees the operation itself. "The candidate's code" is any code object not loaded from a
+   directory the child cannot write (the host view is read-only; the work dir is not trusted) and not
+   compiled by the harness from the trusted test source. Standard-library helpers that only hand a frame
+   back to their caller (`inspect.currentframe`, `inspect.stack`, `traceback.walk_stack`,
+   `logging.currentframe`, ...) are looked through to the code that called them, so calling them is
+   calling `sys._getframe`; trusted code asking for itself names what it asks for (library internals
+   that read frames for their own use: logging's caller lookup, pandas' warning stack level,
+   namedtuple's module name) and is unaffected, while trusted code that does not (calling a callback
+   that is `sys._getframe`, iterating a frame generator it was handed) is refused while the
+   candidate's code is on the stack.
+2. Bindings guard: the module and class attributes a test's verdict depends on (builtins, unittest,
+   the harness and the modules the trusted test source imports, with their classes; later the test
+   module and its classes) are recorded before the candidate runs and compared, by identity, after the
+   program loads, once the test cases are loaded, and after every test, before that test's outcome is
+   reported. The guard's own module, the harness and builtins are compared before any check runs. A rebound
+   `np.testing.assert_array_equal`, `unittest.TestCase.run` or `builtins.len` makes the sample an error.
+   Other modules are watched for rebound functions and classes only, which lazy initialisation in
+   libraries does not do.
+3. Guarded calls: the program's functions, as the tests see them, are GuardedFunctions. When a call
+   returns, bindings rebound to the program's own code are looked for at once (a replaced assertion
+   that would put the original back when called is caught before the test calls it; the test's own
+   mock.patches are not the program's and pass), and the returned value, with what it contains, may
+   not be of a class taking a comparison or conversion method from the program (an `__eq__` that is
+   always true would answer the test's assertEqual with the program's logic; in function-call jobs
+   only plain data crosses, here this check stands in for that).
+
+The harness's state is kept where the program cannot reach it: any class is reachable
+(`object.__subclasses__()`) and any closure cell can be read and rewritten, so nothing secret or
+deciding is held by a class, a module global or a reachable closure; it lives in frames (the harness's
+own, and a generator's behind each GuardedFunction), which the audit hook refuses.
+
+Not closed (documented in the package README): the program can read and change the tests' own data
+(test classes are reachable, and `dis` shows their constants); program code that runs later in a test
+without a guarded call returning (a callback handed to a library, a generator's body) can patch and
+restore in between; values reached only through library objects other than containers, numpy object
+arrays and pandas object columns are not inspected; and a frame handed on by trusted code that names
+what it fetches (a third-party helper this package does not know) is not refused. Function-call jobs,
+where the candidate never shares a process with the tests, are not exposed to any of this.
+"""
+
+from coding_framework.sandbox.in_process_guard.audit_hook import (
+    FRAME_HELPERS,
+    GUARDED_ATTRIBUTES,
+    GUARDED_EVENTS,
+    PASS_THROUGH_MODULES,
+    STACK_WIDE_EVENTS,
+    code_objects,
+    install_audit_hook,
+    make_trust,
+    trusted_roots,
+)
+from coding_framework.sandbox.in_process_guard.bindings import (
+    HARNESS_MODULES,
+    Snapshot,
+    make_checker,
+    make_harness_check,
+    make_restorer,
+    preimport,
+    program_made,
+    record,
+)
+from coding_framework.sandbox.in_process_guard.guarded_calls import GuardedFunction, guard_calls
+from coding_framework.sandbox.in_process_guard.returned_values import ANSWERING_METHODS, foreign_answerer
+
+__all__ = [
+    "ANSWERING_METHODS", "FRAME_HELPERS", "GUARDED_ATTRIBUTES", "GUARDED_EVENTS", "HARNESS_MODULES",
+    "PASS_THROUGH_MODULES", "STACK_WIDE_EVENTS", "GuardedFunction", "Snapshot", "code_objects",
+    "foreign_answerer", "guard_calls", "install_audit_hook", "make_checker", "make_harness_check",
+    "make_restorer", "make_trust", "preimport", "program_made", "record", "trusted_roots",
+]

@@ -1,0 +1,249 @@
+"""Layer 1 of the in-process guard: an audit hook (PEP 578) that refuses frames, gc walks, trace and
+profile hooks, ctypes and code-making to the candidate's code, and to trusted code asking on its behalf.
+
+See the package docstring for the threat model.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import inspect
+import logging
+import os
+import sys
+import sysconfig
+import traceback
+import types
+from collections.abc import Callable, Iterable
+
+# Events refused when the candidate's code asks (prefix "ctypes." covers every ctypes event).
+GUARDED_EVENTS = frozenset({
+    "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+    "object.__getattr__", "object.__setattr__", "object.__delattr__",
+    "compile", "exec", "marshal.loads", "marshal.load", "code.__new__", "function.__new__",
+})
+# Refused whenever the candidate's code is anywhere on the stack, whoever asks: a correct program needs
+# none of them, and trusted code can ask on its behalf (a subclass of profile.Profile or bdb.Bdb gets
+# every frame of the program's callers; a gc walk finds everything).
+STACK_WIDE_EVENTS = frozenset({
+    "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+})
+# Attribute reads (audited as object.__getattr__) that yield a frame or code object.
+GUARDED_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__", "gi_code",
+                                "cr_code", "ag_code"})
+# Standard-library functions that hand a frame, or a frame's locals, to whoever called them (or, for
+# the generators, to whoever iterates them), by the name their callers use.
+FRAME_HELPERS = {
+    "currentframe": (inspect.currentframe, logging.currentframe), "stack": (inspect.stack,),
+    "trace": (inspect.trace,), "getouterframes": (inspect.getouterframes,),
+    "getinnerframes": (inspect.getinnerframes,), "getgeneratorlocals": (inspect.getgeneratorlocals,),
+    "getcoroutinelocals": (inspect.getcoroutinelocals,), "walk_stack": (traceback.walk_stack,),
+    "walk_tb": (traceback.walk_tb,),
+    # What traceback's own TracebackException iterates (3.11+): frames with positions.
+    "_walk_tb_with_full_positions": tuple(
+        f for f in [getattr(traceback, "_walk_tb_with_full_positions", None)] if f is not None),
+}
+# Modules whose every function passes a caller's request through (ctypes wrappers, compile wrappers,
+# callables called on the caller's behalf): looked through the same way.
+PASS_THROUGH_MODULES = ("ctypes", "codeop", "code", "runpy", "unittest.mock", "functools", "types",
+                        "operator", "copy", "copyreg", "pickle", "asyncio.base_tasks")
+IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+
+
+def trusted_roots(paths: Iterable[str], writable: Iterable[str]) -> tuple[str, ...]:
+    """Directories whose code is trusted: the interpreter's library paths, the given import paths and
+    the directories of the packages loaded so far (editable installs are not on sys.path), except any
+    that is, contains or lies inside one of the `writable` directories (the work dir, /tmp). Each ends
+    with a separator, for prefix matching; symlinked and resolved forms are both kept."""
+    library = sysconfig.get_paths()
+    library_keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    candidates = list(paths) + [library[k] for k in library_keys if k in library]
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str):
+            candidates.append(os.path.dirname(where))
+    unsafe = [os.path.realpath(w).rstrip(os.sep) + os.sep for w in writable if w]
+    roots = set()
+    for path in set(candidates):
+        if not path or not os.path.isabs(path):
+            continue
+        forms = {path.rstrip(os.sep) + os.sep, os.path.realpath(path).rstrip(os.sep) + os.sep}
+        if any(f.startswith(u) or u.startswith(f) for f in forms for u in unsafe):
+            continue
+        roots.update(forms)
+    return tuple(sorted(roots))
+
+
+def code_objects(code: types.CodeType) -> set[types.CodeType]:
+    """`code` and every code object nested in its constants (functions, classes, comprehensions)."""
+    found, todo = set(), [code]
+    while todo:
+        item = todo.pop()
+        found.add(item)
+        todo.extend(c for c in item.co_consts if isinstance(c, types.CodeType) and c not in found)
+    return found
+
+
+def make_trust(roots: tuple[str, ...], trusted_code: set[types.CodeType]) -> Callable[[types.CodeType], bool]:
+    """Whether a code object is trusted: compiled by the harness (`trusted_code`), frozen into the
+    interpreter, or loaded from a file under one of `roots`."""
+    starts, frozen = str.startswith, "<frozen "
+
+    def is_trusted(code: types.CodeType) -> bool:
+        name = code.co_filename
+        return code in trusted_code or starts(name, frozen) or starts(name, roots)
+
+    return is_trusted
+
+
+def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]) -> None:
+    """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life.
+
+    Who asks: the first frame that is neither a FRAME_HELPER nor in a pass-through module. When that
+    frame is trusted it must also name what it asks for (`_getframe`, the helper it called, the
+    attribute it read, something of ctypes); trusted code that does not (a dataclass `__init__` calling
+    a `default_factory` that is `sys._getframe`, `heapq.nsmallest` iterating `traceback.walk_stack`)
+    works for someone else, and is refused while the candidate's code is on the stack, as are
+    STACK_WIDE_EVENTS whoever asks.
+
+    The hook decides trust with its own copy of `trusted_code` and its own closure, reachable from
+    nothing the candidate can reach, so rewriting the cells of a reachable harness closure cannot widen
+    it. Code that the standard library's code generators build (namedtuple, dataclass methods) joins
+    both copies: the text is theirs, only names in it come from the caller, and they are checked to be
+    identifiers."""
+    own_code = set(trusted_code)
+    is_trusted = make_trust(roots, own_code)
+    helper_names = {f.__code__: name for name, functions in FRAME_HELPERS.items() for f in functions}
+    generators = frozenset(_code_generators())
+    module_files = []
+    for name in PASS_THROUGH_MODULES:
+        module = sys.modules.get(name) or _try_import(name)
+        if module is not None and getattr(module, "__file__", None):
+            module_files.append(module.__file__)
+    pass_files = frozenset(module_files)
+    ctypes_module = sys.modules.get("ctypes") or _try_import("ctypes")
+    ctypes_names = frozenset({"ctypes"} | {n for n in dir(ctypes_module or object()) if n[:2] != "__"})
+    traceback_file = traceback.__file__
+    getframe, get_ident, starts = sys._getframe, _thread_ident(), str.startswith
+    import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
+    # Builtins it uses, held here: the candidate may rebind them in the builtins module.
+    len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
+    type_, code_type, nested_code = builtins.type, types.CodeType, code_objects
+
+    def asker(frame):
+        """(the frame on whose behalf an event happens, name of the helper it called or None): the
+        caller of any helper and pass-through frames."""
+        helper = None
+        while frame is not None:
+            code = frame.f_code
+            name = helper_names.get(code)
+            if name is not None:
+                helper = name
+            elif code.co_filename not in pass_files:
+                return frame, helper
+            frame = frame.f_back
+        return None, helper
+
+    def candidate_on_stack(frame) -> bool:
+        while frame is not None:
+            if not is_trusted(frame.f_code):
+                return True
+            frame = frame.f_back
+        return False
+
+    def vouched(frame, event: str, args: tuple, helper: str | None) -> bool:
+        """Whether a trusted asking frame asks for itself: its own code names what it asked for. In the
+        traceback module (which iterates its own frame generators) it must only turn frames into
+        summaries, without capturing their locals."""
+        code = frame.f_code
+        if code.co_filename == traceback_file:
+            while frame is not None and frame.f_code.co_filename == traceback_file:
+                if frame.f_locals.get("capture_locals"):
+                    return False
+                frame = frame.f_back
+            return True
+        names = code.co_names
+        if helper is not None:
+            return helper in names
+        if event == "sys._getframe":  # by name or alias (`_getframe`, `getframe`, `currentframe`)
+            return any(name.endswith(("getframe", "currentframe")) for name in names)
+        if event == "object.__getattr__":
+            return args[1] in names or args[1] in code.co_consts
+        if starts(event, "ctypes."):
+            return not ctypes_names.isdisjoint(names)
+        return True
+
+    def refuse(event: str, detail: str = "") -> None:
+        raise error(f"sandbox: {event}{detail} is not allowed to the program under test")
+
+    guarded, guarded_attributes = GUARDED_EVENTS, GUARDED_ATTRIBUTES
+
+    def hook(event: str, args: tuple) -> None:
+        # Fast exits first: this runs for every audited operation in the process.
+        if event not in guarded:
+            if event[:7] != "ctypes.":
+                return
+        elif event == "object.__getattr__" and args[1] not in guarded_attributes:
+            return
+        me = get_ident()
+        if me in busy:
+            return  # our own frame and attribute lookups below raise events too
+        busy.add(me)
+        try:
+            direct = getframe(1)
+            if event == "exec" and direct.f_code in generators and type_(args[0]) is code_type:
+                made = nested_code(args[0])
+                own_code.update(made)
+                trusted_code.update(made)
+                return
+            detail = f" ({args[1]})" if starts(event, "object.") and len_(args) > 1 else ""
+            if event in stack_wide:
+                if candidate_on_stack(direct):
+                    refuse(event, detail)
+                return
+            frame, helper = asker(direct)
+            if frame is not None and not is_trusted(frame.f_code):
+                refuse(event, detail)
+            if frame is not None and not vouched(frame, event, args, helper) and candidate_on_stack(direct):
+                refuse(event, f"{detail} (asked by trusted code on the program's behalf)")
+            # Code claiming a trusted file may only be made by the import system, from that file.
+            if (event == "compile" and len_(args) > 1 and isinstance_(args[1], str) and starts(args[1], roots)
+                    and direct.f_code.co_filename not in import_machinery):
+                refuse(event, f" of code named {args[1]!r}")
+            if event in ("marshal.loads", "marshal.load") and direct.f_code.co_name == "_compile_bytecode":
+                # A .pyc without source keeps whatever file name it claims: only from trusted dirs.
+                local = direct.f_locals
+                if local.get("source_path") is None and not starts(str_(local.get("bytecode_path")), roots):
+                    refuse(event, " of bytecode from outside the trusted directories")
+        finally:
+            busy.discard(me)
+
+    sys.addaudithook(hook)
+
+
+def _code_generators() -> list[types.CodeType]:
+    """Code objects of the standard library functions that compile methods from text they write."""
+    import collections
+    import dataclasses
+
+    found = [collections.namedtuple.__code__]
+    maker = getattr(dataclasses, "_create_fn", None)
+    if isinstance(maker, types.FunctionType):
+        found.append(maker.__code__)
+    return found
+
+
+def _thread_ident() -> Callable[[], int]:
+    import _thread
+
+    return _thread.get_ident
+
+
+def _try_import(name: str):
+    try:
+        return importlib.import_module(name)
+    except Exception:
+        return None

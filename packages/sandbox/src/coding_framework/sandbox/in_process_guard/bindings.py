@@ -1,0 +1,259 @@
+"""Layer 2 of the in-process guard: the module and class bindings the tests rely on, recorded before the
+candidate runs and compared by identity later (and put back, so that the harness can report).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+import types
+from collections.abc import Callable, Iterable
+
+from coding_framework.sandbox.in_process_guard.audit_hook import _try_import
+from coding_framework.sandbox.in_process_guard.returned_values import (
+    _CLASS_DICT,
+    _DICT,
+    _FUNCTION,
+    _HOLDER_READ,
+    _METHOD,
+    _PARTIAL,
+    _TYPE,
+    _issubclass,
+    _object_getattribute,
+    _type,
+    _untrusted_method,
+)
+
+MAX_FINDINGS = 5  # changed bindings listed per check
+
+
+def preimport(test_source: str | ast.Module) -> set[str]:
+    """Import what the trusted test source imports, and the submodules its attribute chains reach
+    (`np.testing.assert_array_equal` imports numpy.testing), so their bindings are recorded before the
+    candidate runs; return the names of those modules. Failures are left for the test to report."""
+    tree = ast.parse(test_source) if isinstance(test_source, str) else test_source
+    reached: set[str] = set()
+    aliases: dict[str, str] = {}  # name bound in the test module -> module it names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _try_import(alias.name) is not None:
+                    reached.add(alias.name)
+                    aliases[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0])
+        elif (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+              and _try_import(node.module) is not None):
+            reached.add(node.module)
+            for alias in node.names:
+                if isinstance(getattr(sys.modules[node.module], alias.name, None), types.ModuleType):
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    reached.add(f"{node.module}.{alias.name}")
+    for node in ast.walk(tree):
+        chain = _attribute_chain(node)
+        if chain and chain[0] in aliases:
+            module = sys.modules.get(aliases[chain[0]])
+            for attr in chain[1:]:
+                try:
+                    module = getattr(module, attr)
+                except Exception:
+                    break
+                if not isinstance(module, types.ModuleType):
+                    break
+                reached.add(module.__name__)
+    return reached
+
+
+def _attribute_chain(node: ast.AST) -> list[str] | None:
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if not names or not isinstance(node, ast.Name):
+        return None
+    return [node.id, *names[::-1]]
+
+
+class Snapshot:
+    """Bindings of some modules and of the classes they define, recorded to compare by identity.
+
+    Each namespace is watched in one mode: "strict" (any change but lazy initialisation), "functions"
+    (functions and classes rebound or deleted) or "methods" (callables added, rebound or deleted; data
+    attributes free: the test module and its classes, whose fixtures store data on them)."""
+
+    def __init__(self) -> None:
+        # (label, live namespace, copy, mode, is_class)
+        self.entries: list[tuple[str, object, dict, str, bool]] = []
+        self.modules: list[tuple[str, types.ModuleType]] = []
+
+    def add_module(self, name: str, module: types.ModuleType, mode: str) -> None:
+        if mode not in ("strict", "functions", "methods"):
+            raise ValueError(f"unknown mode {mode!r}")
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            return
+        self.modules.append((name, module))
+        self.entries.append((name, namespace, dict(namespace), mode, False))
+        for attr, value in list(namespace.items()):
+            # Read through type's own descriptor: the test module also holds the program's objects,
+            # whose class or metaclass could answer attribute reads with the program's code.
+            if issubclass(type(value), type):
+                own = _CLASS_DICT(value)
+                if own.get("__module__") == name:
+                    self.entries.append((f"{name}.{attr}", own, dict(own), mode, True))
+
+
+# The guard's own code and what it calls: nothing a test patches, so compared strictly and always first.
+HARNESS_MODULES = ("coding_framework.sandbox.in_process_guard",
+                   "coding_framework.sandbox.in_process_guard.audit_hook",
+                   "coding_framework.sandbox.in_process_guard.bindings",
+                   "coding_framework.sandbox.in_process_guard.guarded_calls",
+                   "coding_framework.sandbox.in_process_guard.returned_values",
+                   "coding_framework.sandbox.suite_runner", "coding_framework.sandbox.wire",
+                   "coding_framework.sandbox.plain_data", "hmac", "hashlib", "types", "functools")
+
+
+def make_harness_check(is_trusted: Callable[[types.CodeType], bool]) -> Callable[[], list[str]]:
+    """A checker of the harness modules (strict) and of builtins (rebound to the program's code only:
+    tests patch builtins themselves, with mocks), recorded now."""
+    harness, builtin = Snapshot(), Snapshot()
+    for name in HARNESS_MODULES:
+        if name in sys.modules:
+            harness.add_module(name, sys.modules[name], "strict")
+    builtin.add_module("builtins", builtins, "strict")
+    strict = make_checker([harness], is_trusted)
+    programs = make_checker([builtin], is_trusted, program_made_only=True)
+
+    def intact() -> list[str]:
+        return strict() or programs()
+
+    return intact
+
+
+def record(strict_names: Iterable[str]) -> Snapshot:
+    """Every loaded module (strict ones in full, the rest for functions and classes), and builtins."""
+    strict = set(strict_names) | {"builtins"}
+    snapshot = Snapshot()
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, types.ModuleType):
+            mode = "strict" if name in strict or _under(name, strict) else "functions"
+            snapshot.add_module(name, module, mode)
+    return snapshot
+
+
+def _under(name: str, roots: set[str]) -> bool:
+    return any(name.startswith(root + ".") for root in roots)
+
+
+def make_checker(
+    snapshots: list[Snapshot],
+    is_trusted: Callable[[types.CodeType], bool],
+    *,
+    program_made_only: bool = False,
+) -> Callable[[], list[str]]:
+    """A function listing (up to MAX_FINDINGS) bindings that changed since the snapshots. It keeps its
+    own references to everything it calls, so rebinding a builtin cannot blind it, and reads nothing
+    the candidate's objects could answer with their own code.
+
+    "strict" namespaces: any rebinding, deletion or (in classes) addition counts, except lazy
+    initialisation (a binding that was None, or a private non-callable one). "functions": deleted or
+    rebound functions and classes, unless the new value is a plain function loaded from trusted code (a
+    library redefining its own function lazily). "methods": callables added (classes), rebound or
+    deleted, whatever the data attributes do.
+
+    With `program_made_only` (checks in the middle of a test, where the test's own `mock.patch`es are
+    in place): only bindings whose new value is the program's (`program_made`) count."""
+    modules_now, limit, missing = sys.modules, MAX_FINDINGS, object()
+    callable_, len_, type_, str_startswith = builtins.callable, builtins.len, builtins.type, str.startswith
+    function = types.FunctionType
+    entries = [e for s in snapshots for e in s.entries]
+    loaded = [m for s in snapshots for m in s.modules]
+
+    def changes() -> list[str]:
+        found = []
+        for name, module in loaded:
+            if modules_now.get(name) is not module and not program_made_only:
+                found.append(f"sys.modules[{name!r}] was replaced or removed")
+        for label, live, saved, mode, is_class in entries:
+            if len_(found) >= limit:
+                break
+            strict, methods = mode == "strict", mode == "methods"
+            for key, old in saved.items():
+                new = live.get(key, missing)
+                if new is old or old is None:  # unchanged, or lazy initialisation of a placeholder
+                    continue
+                if program_made_only:
+                    if new is not missing and program_made(new, is_trusted):
+                        found.append(f"{label}.{key} was rebound")
+                elif new is missing:
+                    if not methods or callable_(old):
+                        found.append(f"{label}.{key} was deleted")
+                elif methods:
+                    if callable_(old) or callable_(new):
+                        found.append(f"{label}.{key} was rebound")
+                elif (strict and not (str_startswith(key, "_") and not callable_(old))) or (
+                        callable_(old) and not (type_(new) is function and is_trusted(new.__code__))):
+                    found.append(f"{label}.{key} was rebound")
+            if (strict or methods) and is_class:  # new class attributes shadow inherited ones
+                added = [k for k in live if k not in saved]
+                if program_made_only:
+                    added = [k for k in added if program_made(live[k], is_trusted)]
+                elif methods:
+                    added = [k for k in added if callable_(live[k])]
+                found.extend(f"{label}.{k} was added" for k in added[:limit])
+        return found[:limit]
+
+    return changes
+
+
+def program_made(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether `value` carries the program's code: a function of untrusted code (also inside a
+    classmethod, staticmethod, property, bound method or functools.partial), a class or an instance of a
+    class with such a method, or a unittest.mock object whose side_effect or wraps is one."""
+    todo, seen = [value], 0
+    while todo and seen < 50:
+        item, seen = todo.pop(), seen + 1
+        kind = _type(item)
+        if kind is _FUNCTION:
+            if not is_trusted(item.__code__):
+                return True
+            continue
+        if kind in _HOLDER_READ:
+            todo.append(_HOLDER_READ[kind](item))
+        elif kind is _METHOD:
+            todo.append(item.__func__)
+        elif kind is _PARTIAL:
+            todo.append(item.func)
+        else:
+            for cls in (item if _issubclass(kind, _TYPE) else kind, kind):
+                if _untrusted_method(cls, is_trusted, _ANY_NAME):
+                    return True
+            try:
+                own = _object_getattribute(item, "__dict__")
+            except (AttributeError, TypeError):
+                continue
+            if _type(own) is _DICT:
+                todo.extend(own[k] for k in ("_mock_side_effect", "_mock_wraps") if k in own)
+    return False
+
+
+class _AnyName(frozenset):
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_ANY_NAME = _AnyName()
+
+
+def make_restorer(snapshots: list[Snapshot]) -> Callable[[], None]:
+    """A function putting back every recorded module binding (not class attributes), so that the
+    harness can still report what it found after the candidate rebound builtins or harness code."""
+    modules = [(live, saved) for s in snapshots for _label, live, saved, _mode, is_class in s.entries
+               if not is_class]
+    update = dict.update
+
+    def restore() -> None:
+        for live, saved in modules:
+            update(live, saved)
+
+    return restore

@@ -1,0 +1,74 @@
+"""Layer 3 of the in-process guard: the program's functions as the tests see them (GuardedFunction),
+checked each time a call returns.
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+from collections.abc import Callable
+
+from coding_framework.sandbox.in_process_guard.returned_values import foreign_answerer
+
+
+class GuardedFunction(tuple):
+    # A program function as the tests see it: (function, check, error type, bound-method type). A call
+    # calls the function, then `check` (the `send` of a generator whose frame alone holds the checks);
+    # a finding, or a check that no longer runs, raises. The state is a tuple and the code reads no
+    # global or builtin name, so nothing reachable from an instance can be rewritten in place: no
+    # closure cells, no defaults, no globals; a generator's frame is refused to the candidate by the
+    # audit hook; rebinding this class's attributes is found by the bindings guard (this module is
+    # compared strictly, first).
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        result = self[0](*args, **kwargs)
+        try:
+            finding = self[1](result)
+        except:  # noqa: E722 - no name to look up: `BaseException` would be read from rebindable globals
+            raise self[2]("sandbox: the checks of the program's calls were stopped") from None
+        if finding is not None:
+            raise self[2](finding)
+        return result
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else self[3](self, instance)
+
+    def __repr__(self) -> str:
+        return self[0].__repr__()
+
+    __name__ = property(lambda self: self[0].__name__)
+    __doc__ = property(lambda self: self[0].__doc__)
+    __wrapped__ = property(lambda self: self[0])
+
+
+def _call_checks(name, changes, harness_intact, answerer, is_trusted):
+    """Generator behind a GuardedFunction: sent each returned value, it yields None or a finding. Uses
+    only its own locals."""
+    finding = None
+    while True:
+        result = yield finding
+        found = harness_intact() or changes()
+        if found:
+            finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)
+            continue
+        culprit = answerer(result, is_trusted)
+        finding = (f"sandbox: {name} returned {culprit}; tests sharing the program's process compare only "
+                   "values that cannot answer comparisons on the program's behalf") if culprit else None
+
+
+def guard_calls(
+    namespace: dict, filename: str, changes: Callable[[], list[str]],
+    is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
+) -> None:
+    """Replace, in place, each function `namespace` defines in the program (`filename`) by a
+    GuardedFunction: when a call returns, the recorded bindings are checked (a patch the call left
+    behind is found before the test's assertions use it) and the returned value may not carry the
+    program's special methods. Either finding raises, failing the test with an error that names it.
+    `harness_intact` runs first: the checks below it use this module's functions, which must be found
+    unchanged before they run."""
+    for name, value in list(namespace.items()):
+        if type(value) is types.FunctionType and value.__code__.co_filename == filename:
+            checks = _call_checks(value.__name__, changes, harness_intact, foreign_answerer, is_trusted)
+            next(checks)
+            namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType))

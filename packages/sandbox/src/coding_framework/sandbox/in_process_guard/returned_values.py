@@ -1,0 +1,176 @@
+"""Layer 3's value check: what a value the program returns may not be when tests in the same process
+compare it — of a class taking a comparison or conversion method from the program, or a library object
+told to equal anything (unittest.mock.ANY, a configured mock, pytest.approx).
+
+Everything here reads classes and objects through type's own descriptors and CPython's C-level
+attributes, never by calling anything of the value's class.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import sys
+import types
+from collections.abc import Callable
+
+# Special methods the trusted tests' comparisons, conversions and checks call on a value: a value whose
+# class (or metaclass) takes one of these from the program's code could answer a test with the
+# program's logic (an `__eq__` that is always true).
+ANSWERING_METHODS = frozenset({
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__len__",
+    "__iter__", "__next__", "__contains__", "__getitem__", "__float__", "__int__", "__index__",
+    "__complex__", "__round__", "__abs__", "__neg__", "__add__", "__radd__", "__sub__", "__rsub__",
+    "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__array__", "__array_ufunc__",
+    "__array_function__", "__array_interface__", "__getattr__", "__getattribute__", "__str__",
+    "__repr__", "__format__", "__instancecheck__", "__subclasscheck__", "__class__", "__dir__",
+    "__fspath__", "__enter__", "__exit__", "__del__",
+})
+MAX_WALK = 100_000  # objects looked at per returned value; beyond, the rest is not looked at
+
+# What the value checks call, bound here once: this module's namespace is compared (strictly) before
+# they run, so the candidate cannot rebind them, and builtins it could. Class attributes are read
+# through type's own descriptors, so a class or metaclass of the program's cannot answer for itself.
+_type, _id, _issubclass, _list, _set, _len = builtins.type, builtins.id, builtins.issubclass, \
+    builtins.list, builtins.set, builtins.len
+_dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.__getattribute__
+_MRO = type.__dict__["__mro__"].__get__
+_QUALNAME = type.__dict__["__qualname__"].__get__
+_PLAIN = (int, float, complex, str, bytes, bool, type(None))
+_SEQUENCES = (list, tuple, set, frozenset)
+_FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types.MethodType,
+                                                       functools.partial, object, type, dict)
+
+
+def foreign_answerer(value: object, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+    """What in `value` (walking containers, numpy object arrays and pandas object columns) has a
+    class or metaclass that takes an ANSWERING_METHODS method from untrusted code; None if nothing."""
+    todo, seen, budget = [value], _set(), MAX_WALK
+    while todo and budget > 0:
+        item = todo.pop()
+        budget -= 1
+        kind = _type(item)
+        if kind in _PLAIN or _id(item) in seen:
+            continue
+        seen.add(_id(item))
+        for cls in (kind, _type(kind)):
+            culprit = _untrusted_method(cls, is_trusted)
+            if culprit:
+                return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
+        culprit = _permissive_library_value(item, kind)
+        if culprit:
+            return culprit
+        # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
+        if _issubclass(kind, _DICT):
+            todo.extend(_dict_keys(item))
+            todo.extend(_dict_values(item))
+        elif _issubclass(kind, _SEQUENCES):
+            todo.extend(item)
+        else:
+            todo.extend(_object_cells(item))
+    return None
+
+
+# Comparisons a library object can be told to answer whatever the other side is: no expected value
+# needed, so such an object forges equality (or order, or membership) without any code of the program.
+_ANSWER_ANYTHING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__")
+
+
+def _permissive_library_value(item: object, kind: type) -> str | None:
+    """unittest.mock.ANY, a mock told what to answer to a comparison or `in` (a configured return value
+    or side effect, or a function set as the method), or a pytest.approx: library objects that can be
+    made equal to anything with data alone. Read through the mock's own state, never by calling it."""
+    mock = sys.modules.get("unittest.mock")
+    if mock is not None:
+        if _issubclass(kind, mock._ANY):
+            return "unittest.mock.ANY, equal to everything"
+        if _issubclass(kind, mock.NonCallableMock):
+            name = _configured_comparison(item, kind, mock)
+            if name:
+                return f"a mock whose {name} is told what to answer"
+    for module, base in _APPROX_BASES:  # where pytest has kept approx's classes across versions
+        approx = sys.modules.get(module)
+        cls = getattr(approx, base, None) if approx is not None else None
+        if _issubclass(_type(cls), _TYPE) and _issubclass(kind, cls):
+            return "a pytest.approx, equal to whatever lies within its tolerance"
+    return None
+
+
+_APPROX_BASES = (("_pytest.approx", "Approx"), ("_pytest.approx", "ApproxBase"),
+                 ("_pytest.python_api", "ApproxBase"))
+
+
+def _configured_comparison(item: object, kind: type, mock: types.ModuleType) -> str | None:
+    try:
+        children = _object_getattribute(item, "_mock_children")
+    except AttributeError:
+        return None
+    own, default, mock_file, a_mock = _CLASS_DICT(kind), mock.DEFAULT, mock.__file__, mock.NonCallableMock
+    for name in _ANSWER_ANYTHING:
+        method = own.get(name)
+        if _type(method) is _FUNCTION and method.__code__.co_filename == mock_file and method.__closure__:
+            # A function set as the method: mock wraps it in `method(self, ...)`, closing over it.
+            held = method.__closure__[0].cell_contents
+            if not _issubclass(_type(held), a_mock):
+                return name
+        child = children.get(name) if _type(children) is _DICT else None
+        if child is None or not _issubclass(_type(child), a_mock):
+            continue
+        state = _object_getattribute(child, "__dict__")
+        value, effect = state.get("_mock_return_value", default), state.get("_mock_side_effect")
+        fixed = mock._return_values.get(name, default)
+        if value is not default and value is not fixed and not _issubclass(_type(value), a_mock):
+            return name
+        own_effect = _type(effect) is _FUNCTION and effect.__code__.co_filename == mock_file
+        if effect is not None and not own_effect:
+            return name
+    return None
+
+
+# How a class attribute holds a function: directly, or wrapped in one of these (read with their own
+# C-level attributes, never by calling anything of the class).
+_FUNCTION_HOLDERS = {classmethod: "__func__", staticmethod: "__func__", property: "fget"}
+_HOLDER_READ = {kind: kind.__dict__[name].__get__ for kind, name in _FUNCTION_HOLDERS.items()}
+_HARMLESS_ATTRIBUTES = (types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
+                        types.MethodWrapperType, type(None), bool, int, str)
+
+
+def _untrusted_method(
+    cls: type, is_trusted: Callable[[types.CodeType], bool], names: frozenset[str] = ANSWERING_METHODS
+) -> str | None:
+    for klass in _MRO(cls):
+        if klass is _OBJECT or klass is _TYPE:
+            continue
+        for name, attr in _CLASS_DICT(klass).items():
+            if name not in names:
+                continue
+            kind = _type(attr)
+            func = attr if kind is _FUNCTION else (_HOLDER_READ[kind](attr) if kind in _HOLDER_READ else None)
+            if _type(func) is _FUNCTION:
+                if not is_trusted(func.__code__):
+                    return f"{_QUALNAME(klass)}.{name}"
+            elif func is None and not _issubclass(kind, _HARMLESS_ATTRIBUTES) and _untrusted_method(
+                    kind, is_trusted, _DESCRIPTOR_METHODS):
+                return f"{_QUALNAME(klass)}.{name}"  # a descriptor or callable object of the program's
+    return None
+
+
+_DESCRIPTOR_METHODS = frozenset({"__get__", "__call__", "__getattr__", "__getattribute__"})
+
+
+def _object_cells(item: object) -> list:
+    """Elements of a numpy object array or of pandas object columns (values the tests compare); only
+    for the exact library types, whose methods are trusted."""
+    numpy, pandas = sys.modules.get("numpy"), sys.modules.get("pandas")
+    kind = _type(item)
+    if numpy is not None and kind is numpy.ndarray:
+        return _list(item.ravel()[:MAX_WALK]) if item.dtype == numpy.dtype(object) else []
+    if pandas is not None and kind in (pandas.Series, pandas.Index):
+        return _list(item[:MAX_WALK]) if item.dtype == numpy.dtype(object) else []
+    if pandas is not None and kind is pandas.DataFrame:
+        columns = [column for column, dtype in item.dtypes.items() if dtype == numpy.dtype(object)]
+        return [v for column in columns for v in _list(item[column])[:MAX_WALK]]
+    return []
+
+
+_CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, whatever its metaclass says
