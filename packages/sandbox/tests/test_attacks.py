@@ -469,13 +469,6 @@ def add(a, b, callback):
 """
 
 
-def test_a_test_case_handed_to_the_program_does_not_hand_it_the_reporter(pool):
-    verdict = pool.run(UnittestJob(program=RESULT_FORGERY, test=SELF_HANDING_TEST))
-    assert verdict.status is Status.ERROR, verdict
-    assert "tampering" in verdict.message and "test result was called by" in verdict.message, verdict.message
-    assert_pool_healthy(pool)
-
-
 # The tests' namespace, from a test method's globals (test classes are reachable: __subclasses__).
 TESTS_NAMESPACE = """
 import sys
@@ -533,6 +526,20 @@ def test_the_guard_of_the_programs_calls_cannot_be_switched_off(pool, program, t
     assert_pool_healthy(pool)
 
 
+# Native code runs below the audit hook and every check: a copy of a standard extension module stands
+# in for one the program built itself (or carried as bytes) and loaded from the writable work dir.
+NATIVE_FROM_WORK_DIR = """
+import shutil, os, importlib.machinery, importlib.util
+origin = importlib.util.find_spec("_bisect").origin
+copy = os.path.join(os.getcwd(), os.path.basename(origin))
+shutil.copy(origin, copy)
+loader = importlib.machinery.ExtensionFileLoader("_bisect", copy)
+importlib.util.module_from_spec(importlib.util.spec_from_file_location("_bisect", copy, loader=loader))
+def add(a, b):
+    return 0
+"""
+
+
 WRITE_OWN_MEMORY = """
 import os
 def add(a, b):
@@ -548,12 +555,24 @@ with open("/pro" + "c/" + str(os.getpid()) + "/mem", "r+b", buffering=0) as memo
 """
 
 
-def test_writing_the_process_own_memory_is_refused_by_the_kernel(pool):
+# Each ends in an error, never a pass (the message says which layer stopped it):
+SEPARATE_ATTACKS = {
+    "a test case handed to the program": (RESULT_FORGERY, SELF_HANDING_TEST,
+                                          ("tampering", "test result was called by")),
+    "native code from the work dir": (NATIVE_FROM_WORK_DIR, UNIT_TEST,
+                                      ("loading native code", "not allowed")),
     # Copying a no-op function over assertEqual in place would keep every binding identical; the
     # child is non-dumpable and unprivileged, so /proc/<pid>/mem is root's and cannot be opened.
-    verdict = pool.run(UnittestJob(program=WRITE_OWN_MEMORY, test=UNIT_TEST))
+    "writing its own memory": (WRITE_OWN_MEMORY, UNIT_TEST, ("PermissionError",)),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(SEPARATE_ATTACKS))
+def test_attacks_on_the_in_process_harness_end_in_an_error(pool, attack):
+    program, test, phrases = SEPARATE_ATTACKS[attack]
+    verdict = pool.run(UnittestJob(program=program, test=test))
     assert verdict.status is Status.ERROR, verdict
-    assert "PermissionError" in verdict.message, verdict.message
+    assert all(phrase in verdict.message for phrase in phrases), verdict.message
     assert_pool_healthy(pool)
 
 

@@ -244,7 +244,8 @@ class T(unittest.TestCase):
 ''',
     ),
     # As in BigCodeBench's function-analysis tasks: inspect, importlib, vars() and __dict__ on the
-    # functions and objects the tests hand over, a dataclass default_factory, typing.NamedTuple.
+    # functions and objects the tests hand over, a dataclass default_factory, typing.NamedTuple, native
+    # standard-library modules imported late.
     "introspection": (
         '''
 import importlib, inspect, typing
@@ -257,6 +258,8 @@ class Point(typing.NamedTuple):
     y: int
 def task_func(functions):
     json = importlib.import_module("json")
+    import bz2, lzma  # native modules from the trusted library, loaded while the program runs
+    assert lzma.decompress(lzma.compress(b"x")) == bz2.decompress(bz2.compress(b"x"))
     report = Report()
     for f in functions:
         params = inspect.signature(f).parameters

@@ -8,8 +8,9 @@ Three layers, all set up by the child before the candidate's code first runs (se
    candidate's, every operation that yields a frame or reaches objects the program was not given:
    `sys._getframe`, `sys._current_frames`, traceback/generator/coroutine frames (`tb_frame`, `gi_frame`,
    ...), `gc.get_objects` / `get_referrers` / `get_referents`, trace and profile hooks, new audit hooks,
-   ctypes, and making code (`compile`, `exec`, `marshal.loads`, `code.__new__`, `function.__new__`,
-   setting `__code__` or `__defaults__`). Frame walking is how a program finds the harness's reporter
+   ctypes, making code (`compile`, `exec`, `marshal.loads`, `code.__new__`, `function.__new__`,
+   setting `__code__` or `__defaults__`), and (whoever asks) loading an extension module from outside
+   the trusted directories. Frame walking is how a program finds the harness's reporter
    and the running test (and forges a pass); strings built at run time get past any static check, the
    audit hook sees the operation itself. "The candidate's code" is any code object not loaded from a
    directory the child cannot write (the host view is read-only; the work dir is not trusted) and not

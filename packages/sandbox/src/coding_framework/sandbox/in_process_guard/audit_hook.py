@@ -22,7 +22,7 @@ GUARDED_EVENTS = frozenset({
     "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
     "gc.get_objects", "gc.get_referrers", "gc.get_referents",
     "object.__getattr__", "object.__setattr__", "object.__delattr__",
-    "compile", "exec", "marshal.loads", "marshal.load", "code.__new__", "function.__new__",
+    "compile", "exec", "marshal.loads", "marshal.load", "code.__new__", "function.__new__", "import",
 })
 # Refused whenever the candidate's code is anywhere on the stack, whoever asks: a correct program needs
 # none of them, and trusted code can ask on its behalf (a subclass of profile.Profile or bdb.Bdb gets
@@ -198,6 +198,12 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
                 made = nested_code(args[0])
                 own_code.update(made)
                 trusted_code.update(made)
+                return
+            if event == "import":
+                # Native code runs below every check here: an extension module (the event names its
+                # file; a Python import names none) only from the trusted directories, whoever asks.
+                if len_(args) > 1 and isinstance_(args[1], str) and not starts(args[1], roots):
+                    refuse("loading native code", f" from {args[1]!r}")
                 return
             detail = f" ({args[1]})" if starts(event, "object.") and len_(args) > 1 else ""
             if event in stack_wide:
