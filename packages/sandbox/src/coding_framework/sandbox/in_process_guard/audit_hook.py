@@ -176,10 +176,13 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
             return not ctypes_names.isdisjoint(names)
         return True
 
-    def refuse(event: str, detail: str = "") -> None:
+    def refuse(event: str, detail: str = "", args: tuple = ()) -> None:
+        if starts(event, "object.") and len_(args) > 1:
+            detail = f" ({args[1]}){detail}"
         raise error(f"sandbox: {event}{detail} is not allowed to the program under test")
 
     guarded, guarded_attributes = GUARDED_EVENTS, GUARDED_ATTRIBUTES
+    code_attributes = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
 
     def hook(event: str, args: tuple) -> None:
         # Fast exits first: this runs for every audited operation in the process.
@@ -188,33 +191,36 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
                 return
         elif event == "object.__getattr__" and args[1] not in guarded_attributes:
             return
+        elif event == "import":
+            # Native code runs below every check here: an extension module (the event names its file;
+            # a Python import names none) loads only from the trusted directories, whoever asks.
+            if len_(args) > 1 and isinstance_(args[1], str) and not starts(args[1], roots):
+                refuse("loading native code", f" from {args[1]!r}")
+            return
         me = get_ident()
         if me in busy:
             return  # our own frame and attribute lookups below raise events too
         busy.add(me)
         try:
             direct = getframe(1)
+            if event == "object.__getattr__" and args[1] in code_attributes and is_trusted(direct.f_code):
+                # Libraries read code objects all the time (signatures, decorators): a trusted reader
+                # decides itself what to do with one (the one refused is the candidate reading it).
+                return
             if event == "exec" and direct.f_code in generators and type_(args[0]) is code_type:
                 made = nested_code(args[0])
                 own_code.update(made)
                 trusted_code.update(made)
                 return
-            if event == "import":
-                # Native code runs below every check here: an extension module (the event names its
-                # file; a Python import names none) only from the trusted directories, whoever asks.
-                if len_(args) > 1 and isinstance_(args[1], str) and not starts(args[1], roots):
-                    refuse("loading native code", f" from {args[1]!r}")
-                return
-            detail = f" ({args[1]})" if starts(event, "object.") and len_(args) > 1 else ""
             if event in stack_wide:
                 if candidate_on_stack(direct):
-                    refuse(event, detail)
+                    refuse(event, "", args)
                 return
             frame, helper = asker(direct)
             if frame is not None and not is_trusted(frame.f_code):
-                refuse(event, detail)
+                refuse(event, "", args)
             if frame is not None and not vouched(frame, event, args, helper) and candidate_on_stack(direct):
-                refuse(event, f"{detail} (asked by trusted code on the program's behalf)")
+                refuse(event, " (asked by trusted code on the program's behalf)", args)
             # Code claiming a trusted file may only be made by the import system, from that file.
             if (event == "compile" and len_(args) > 1 and isinstance_(args[1], str) and starts(args[1], roots)
                     and direct.f_code.co_filename not in import_machinery):

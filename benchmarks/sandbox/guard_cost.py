@@ -1,0 +1,109 @@
+"""What the in-process guard of unittest jobs costs, part by part (sandbox.in_process_guard).
+
+Each measurement runs in a fresh interpreter with a BigCodeBench-like load (numpy, pandas, matplotlib,
+sklearn, scipy imported), in the order a unittest child does it, and without the sandbox around it:
+
+- record:       recording the bindings of every loaded module (once per sample, before the program);
+- check:        comparing them again (after the program loads, and after every test);
+- call check:   the check at each guarded call's return (rebindings to the program's code only);
+- value check:  the returned-value walk over a 1000-row DataFrame with an object column;
+- imports:      importing a set of not-yet-loaded modules (scipy.stats, sklearn.ensemble,
+                matplotlib.pyplot, PIL.Image, requests) with the guard's audit hook, with a hook that
+                does nothing (what any Python-level audit hook costs: the interpreter calls it for
+                every audited event), and with none; each in its own fresh interpreter, interleaved
+                over rounds.
+
+Run from the repo root:
+
+    .venv/bin/python benchmarks/sandbox/guard_cost.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+LOAD = "import numpy, pandas, matplotlib, sklearn, scipy\n"
+LATE_IMPORTS = "import scipy.stats, sklearn.ensemble, matplotlib.pyplot, PIL.Image, requests\n"
+
+PARTS = LOAD + '''
+import json, sys, time
+from coding_framework.sandbox import in_process_guard as guard
+
+def median_ms(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(1000 * (time.perf_counter() - t))
+    times.sort()
+    return times[len(times) // 2]
+
+strict = {"unittest", "numpy", "pandas"}
+before = guard.record(strict)
+trust = guard.make_trust(guard.trusted_roots(sys.path, ("/tmp",)), set())
+check = guard.make_checker([before], trust)
+call_check = guard.make_checker([before], trust, program_made_only=True)
+assert check() == [] and call_check() == []
+frame = pandas.DataFrame({"a": range(1000), "b": [str(i) for i in range(1000)]})
+assert guard.foreign_answerer(frame, trust) is None
+print(json.dumps({
+    "modules": len(sys.modules),
+    "record_ms": median_ms(lambda: guard.record(strict), 15),
+    "check_ms": median_ms(check, 15),
+    "call_check_ms": median_ms(call_check, 15),
+    "value_check_ms": median_ms(lambda: guard.foreign_answerer(frame, trust), 15),
+}))
+'''
+
+IMPORTS = LOAD + '''
+import json, sys, time
+{hook}
+t = time.perf_counter()
+''' + LATE_IMPORTS + '''
+print(json.dumps({{"import_ms": 1000 * (time.perf_counter() - t)}}))
+'''
+HOOK = ("from coding_framework.sandbox import in_process_guard as guard\n"
+        "guard.install_audit_hook(guard.trusted_roots(sys.path, ('/tmp',)), set())\n")
+NO_HOOK = "from coding_framework.sandbox import in_process_guard as guard\n"
+BARE_HOOK = NO_HOOK + "sys.addaudithook(lambda event, args: None)\n"
+
+
+def run(source: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, check=False,
+                          env={**os.environ, "MPLBACKEND": "Agg"})
+    if done.returncode != 0:
+        raise SystemExit(f"measurement failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    print(f"load average {os.getloadavg()[0]:.2f}; {args.rounds} rounds")
+    parts = [run(PARTS) for _ in range(args.rounds)]
+    times: dict[str, list[float]] = {"guard's hook": [], "a hook doing nothing": [], "no hook": []}
+    for _ in range(args.rounds):  # interleaved, so load falls on all alike
+        for name, hook in zip(times, (HOOK, BARE_HOOK, NO_HOOK), strict=True):
+            times[name].append(run(IMPORTS.format(hook=hook))["import_ms"])
+    med = {key: statistics.median(p[key] for p in parts) for key in parts[0]}
+    print("| modules loaded | record ms | check ms | call check ms | value check ms (1000-row DataFrame) |")
+    print("|---|---|---|---|---|")
+    print(f"| {med['modules']:.0f} | {med['record_ms']:.1f} | {med['check_ms']:.1f} | "
+          f"{med['call_check_ms']:.1f} | {med['value_check_ms']:.2f} |")
+    base = statistics.median(times["no hook"])
+    print("| late imports | median ms | x no hook | rounds |")
+    print("|---|---|---|---|")
+    for name, values in times.items():
+        print(f"| {name} | {statistics.median(values):.0f} | {statistics.median(values) / base:.2f} | "
+              f"{', '.join(f'{t:.0f}' for t in values)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
