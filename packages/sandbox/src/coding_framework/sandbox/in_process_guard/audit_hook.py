@@ -203,9 +203,12 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
         busy.add(me)
         try:
             direct = getframe(1)
-            if event == "object.__getattr__" and args[1] in code_attributes and is_trusted(direct.f_code):
+            reader = direct.f_code
+            if (event == "object.__getattr__" and args[1] in code_attributes and is_trusted(reader)
+                    and reader.co_filename not in pass_files):
                 # Libraries read code objects all the time (signatures, decorators): a trusted reader
-                # decides itself what to do with one (the one refused is the candidate reading it).
+                # decides itself what to do with one (refused: the candidate reading one, itself or
+                # through a pass-through module).
                 return
             if event == "exec" and direct.f_code in generators and type_(args[0]) is code_type:
                 made = nested_code(args[0])
