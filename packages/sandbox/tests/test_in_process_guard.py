@@ -268,13 +268,20 @@ def task_func(functions):
                        "point": list(Point(1, 2))})
 ''',
         '''
-import json, unittest
+import inspect, json, unittest
 class T(unittest.TestCase):
     def test_a(self):
         def sample(a, b=2):
             return a + b
         out = json.loads(task_func([sample, lambda: None]))
         self.assertEqual(out, {"n": 2, "first": ["sample", 2], "point": [1, 2]})
+
+    def test_the_function_itself(self):
+        # The tests see a guarded stand-in; what they read off the function is the function's.
+        self.assertEqual((task_func.__name__, task_func.__qualname__), ("task_func", "task_func"))
+        self.assertEqual(task_func.__code__.co_argcount, 1)
+        self.assertIsNone(task_func.__defaults__)
+        self.assertEqual(list(inspect.signature(task_func).parameters), ["functions"])
 ''',
     ),
     "own classes returned": (

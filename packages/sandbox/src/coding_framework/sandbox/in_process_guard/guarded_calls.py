@@ -37,6 +37,11 @@ class GuardedFunction(tuple):
     def __repr__(self) -> str:
         return self[0].__repr__()
 
+    def __getattr__(self, name: str):
+        # What a function has and a tuple has not (__code__, __defaults__, __qualname__, __dict__, ...),
+        # as tests that look at the function read it.
+        return self[0].__getattribute__(name)
+
     __name__ = property(lambda self: self[0].__name__)
     __doc__ = property(lambda self: self[0].__doc__)
     __wrapped__ = property(lambda self: self[0])
