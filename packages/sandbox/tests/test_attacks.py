@@ -275,6 +275,32 @@ def test_library_objects_told_to_equal_anything_cannot_pass_a_unittest(pool, att
     assert_pool_healthy(pool)
 
 
+# Hides unittest.mock from sys.modules while returning mock.ANY, and puts it back on the next call
+# (whose plain answer the test accepts), so nothing looks changed when the test ends.
+HIDDEN_MOCK = MOCK + """
+hidden = []
+def add(a, b):
+    if not hidden:
+        hidden.append(mock)
+        stand_in = type(sys)("unit" + "test.mock")
+        stand_in._ANY = stand_in.NonCallableMock = type(None)
+        mods["unit" + "test.mock"] = stand_in
+        return mock.ANY
+    mods["unit" + "test.mock"] = hidden[0]
+    return 0
+"""
+HIDDEN_MOCK_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n"
+                    "    def test_small(self):\n        self.assertEqual(add(2, 3), 5)\n"
+                    "        self.assertIsNotNone(add(0, 0))\n")
+
+
+def test_library_objects_are_found_by_their_class_not_through_sys_modules(pool):
+    verdict = pool.run(UnittestJob(program=HIDDEN_MOCK, test=HIDDEN_MOCK_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "unittest.mock.ANY" in verdict.message, verdict.message
+    assert_pool_healthy(pool)
+
+
 def test_returning_the_tests_own_mock_still_passes(pool):
     # A correct program that hands back what a patched library returned: the mock is the test's, with
     # its defaults, and the test compares it by identity.

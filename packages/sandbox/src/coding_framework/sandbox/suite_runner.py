@@ -59,6 +59,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     strict = ({"unittest", "_hashlib", *in_process_guard.HARNESS_MODULES}
               | in_process_guard.preimport(test)) - {"sys", "os"}
     before = in_process_guard.record(strict)
+    libraries = in_process_guard.library_types()  # the real numpy/pandas types, before the program runs
     workdir = os.getcwd()
     roots = in_process_guard.trusted_roots(sys.path, (workdir, os.environ.get("TMPDIR", ""), "/tmp",
                                                       "/var/tmp", "/dev/shm"))
@@ -90,7 +91,8 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # (checked when a call returns); the program's own calls, and `from solution import ...`, are not,
     # so recursion keeps its depth.
     tests.__dict__.update({k: v for k, v in module.__dict__.items() if not k.startswith("__")})
-    guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted, harness_intact)
+    guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted, harness_intact,
+                libraries)
     sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
     after_load = snapshot()

@@ -74,11 +74,16 @@ from coding_framework.sandbox.in_process_guard.bindings import (
     record,
 )
 from coding_framework.sandbox.in_process_guard.guarded_calls import GuardedFunction, guard_calls
-from coding_framework.sandbox.in_process_guard.returned_values import ANSWERING_METHODS, foreign_answerer
+from coding_framework.sandbox.in_process_guard.returned_values import (
+    ANSWERING_METHODS,
+    foreign_answerer,
+    library_types,
+)
 
 __all__ = [
     "ANSWERING_METHODS", "FRAME_HELPERS", "GUARDED_ATTRIBUTES", "GUARDED_EVENTS", "HARNESS_MODULES",
     "PASS_THROUGH_MODULES", "STACK_WIDE_EVENTS", "GuardedFunction", "Snapshot", "code_objects",
-    "foreign_answerer", "guard_calls", "install_audit_hook", "make_checker", "make_harness_check",
-    "make_restorer", "make_trust", "preimport", "program_made", "record", "trusted_roots",
+    "foreign_answerer", "guard_calls", "install_audit_hook", "library_types", "make_checker",
+    "make_harness_check", "make_restorer", "make_trust", "preimport", "program_made", "record",
+    "trusted_roots",
 ]

@@ -47,7 +47,7 @@ class GuardedFunction(tuple):
     __wrapped__ = property(lambda self: self[0])
 
 
-def _call_checks(name, changes, harness_intact, answerer, is_trusted):
+def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries):
     """Generator behind a GuardedFunction: sent each returned value, it yields None or a finding. Uses
     only its own locals."""
     finding = None
@@ -57,7 +57,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted):
         if found:
             finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)
             continue
-        culprit = answerer(result, is_trusted)
+        culprit = answerer(result, is_trusted, libraries)
         finding = (f"sandbox: {name} returned {culprit}; tests sharing the program's process compare only "
                    "values that cannot answer comparisons on the program's behalf") if culprit else None
 
@@ -65,15 +65,18 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted):
 def guard_calls(
     namespace: dict, filename: str, changes: Callable[[], list[str]],
     is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
+    libraries: tuple,
 ) -> None:
     """Replace, in place, each function `namespace` defines in the program (`filename`) by a
     GuardedFunction: when a call returns, the recorded bindings are checked (a patch the call left
     behind is found before the test's assertions use it) and the returned value may not carry the
     program's special methods. Either finding raises, failing the test with an error that names it.
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
-    unchanged before they run."""
+    unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
+    ran."""
     for name, value in list(namespace.items()):
         if type(value) is types.FunctionType and value.__code__.co_filename == filename:
-            checks = _call_checks(value.__name__, changes, harness_intact, foreign_answerer, is_trusted)
+            checks = _call_checks(value.__name__, changes, harness_intact, foreign_answerer, is_trusted,
+                                  libraries)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType))

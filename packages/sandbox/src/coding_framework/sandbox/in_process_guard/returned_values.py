@@ -42,9 +42,13 @@ _FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types
                                                        functools.partial, object, type, dict)
 
 
-def foreign_answerer(value: object, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
-    """What in `value` (walking containers, numpy object arrays and pandas object columns) has a
-    class or metaclass that takes an ANSWERING_METHODS method from untrusted code; None if nothing."""
+def foreign_answerer(
+    value: object, is_trusted: Callable[[types.CodeType], bool], libraries: tuple | None = None
+) -> str | None:
+    """What in `value` (walking containers, numpy object arrays and pandas object columns: the types
+    in `libraries`, see library_types) has a class or metaclass that takes an ANSWERING_METHODS method
+    from untrusted code, or is a library object told to equal anything; None if nothing."""
+    libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
     while todo and budget > 0:
         item = todo.pop()
@@ -67,7 +71,7 @@ def foreign_answerer(value: object, is_trusted: Callable[[types.CodeType], bool]
         elif _issubclass(kind, _SEQUENCES):
             todo.extend(item)
         else:
-            todo.extend(_object_cells(item))
+            todo.extend(_object_cells(item, libraries))
     return None
 
 
@@ -79,33 +83,42 @@ _ANSWER_ANYTHING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", 
 def _permissive_library_value(item: object, kind: type) -> str | None:
     """unittest.mock.ANY, a mock told what to answer to a comparison or `in` (a configured return value
     or side effect, or a function set as the method), or a pytest.approx: library objects that can be
-    made equal to anything with data alone. Read through the mock's own state, never by calling it."""
-    mock = sys.modules.get("unittest.mock")
-    if mock is not None:
-        if _issubclass(kind, mock._ANY):
-            return "unittest.mock.ANY, equal to everything"
-        if _issubclass(kind, mock.NonCallableMock):
-            name = _configured_comparison(item, kind, mock)
+    made equal to anything with data alone. Found by the classes in the value's own MRO, never through
+    `sys.modules` (which the program can rewrite), and read through the mock's own state, never by
+    calling it. A class of the program's posing as one of these is the program's code, found above."""
+    if _library_class(kind, _MOCK_MODULES, ("_ANY",)) is not None:
+        return "unittest.mock.ANY, equal to everything"
+    base = _library_class(kind, _MOCK_MODULES, ("NonCallableMock",))
+    if base is not None:
+        init = _CLASS_DICT(base).get("__init__")
+        if _type(init) is _FUNCTION:
+            name = _configured_comparison(item, kind, base, init.__globals__)  # the real mock module's
             if name:
                 return f"a mock whose {name} is told what to answer"
-    for module, base in _APPROX_BASES:  # where pytest has kept approx's classes across versions
-        approx = sys.modules.get(module)
-        cls = getattr(approx, base, None) if approx is not None else None
-        if _issubclass(_type(cls), _TYPE) and _issubclass(kind, cls):
-            return "a pytest.approx, equal to whatever lies within its tolerance"
+    if _library_class(kind, _APPROX_MODULES, ("Approx", "ApproxBase")) is not None:
+        return "a pytest.approx, equal to whatever lies within its tolerance"
     return None
 
 
-_APPROX_BASES = (("_pytest.approx", "Approx"), ("_pytest.approx", "ApproxBase"),
-                 ("_pytest.python_api", "ApproxBase"))
+_MOCK_MODULES = ("unittest.mock",)
+# Where pytest has kept approx's base classes over versions (9.x exports `Approx` as pytest.Approx).
+_APPROX_MODULES = ("_pytest.approx", "_pytest.python_api", "pytest")
 
 
-def _configured_comparison(item: object, kind: type, mock: types.ModuleType) -> str | None:
+def _library_class(kind: type, modules: tuple[str, ...], names: tuple[str, ...]) -> type | None:
+    for klass in _MRO(kind):
+        if _CLASS_DICT(klass).get("__module__") in modules and _QUALNAME(klass) in names:
+            return klass
+    return None
+
+
+def _configured_comparison(item: object, kind: type, a_mock: type, mock: dict) -> str | None:
     try:
         children = _object_getattribute(item, "_mock_children")
     except AttributeError:
         return None
-    own, default, mock_file, a_mock = _CLASS_DICT(kind), mock.DEFAULT, mock.__file__, mock.NonCallableMock
+    own, default, mock_file = _CLASS_DICT(kind), mock.get("DEFAULT"), mock.get("__file__")
+    fixed_values = mock.get("_return_values")
     for name in _ANSWER_ANYTHING:
         method = own.get(name)
         if _type(method) is _FUNCTION and method.__code__.co_filename == mock_file and method.__closure__:
@@ -118,7 +131,7 @@ def _configured_comparison(item: object, kind: type, mock: types.ModuleType) -> 
             continue
         state = _object_getattribute(child, "__dict__")
         value, effect = state.get("_mock_return_value", default), state.get("_mock_side_effect")
-        fixed = mock._return_values.get(name, default)
+        fixed = fixed_values.get(name, default) if _type(fixed_values) is _DICT else default
         if value is not default and value is not fixed and not _issubclass(_type(value), a_mock):
             return name
         own_effect = _type(effect) is _FUNCTION and effect.__code__.co_filename == mock_file
@@ -158,17 +171,28 @@ def _untrusted_method(
 _DESCRIPTOR_METHODS = frozenset({"__get__", "__call__", "__getattr__", "__getattribute__"})
 
 
-def _object_cells(item: object) -> list:
+def library_types() -> tuple:
+    """(numpy.ndarray, numpy's object dtype, pandas.Series, pandas.Index, pandas.DataFrame) as loaded
+    now, None for what is not. Taken by the harness before the program runs: later, `sys.modules` is
+    the program's to rewrite, and a fake entry there must not decide which objects get walked."""
+    numpy, pandas = sys.modules.get("numpy"), sys.modules.get("pandas")
+    if numpy is None:
+        return (None,) * 5
+    found = (numpy.ndarray, numpy.dtype(object))
+    return found + ((pandas.Series, pandas.Index, pandas.DataFrame) if pandas is not None else (None,) * 3)
+
+
+def _object_cells(item: object, libraries: tuple) -> list:
     """Elements of a numpy object array or of pandas object columns (values the tests compare); only
     for the exact library types, whose methods are trusted."""
-    numpy, pandas = sys.modules.get("numpy"), sys.modules.get("pandas")
+    ndarray, object_dtype, series, index, frame = libraries
     kind = _type(item)
-    if numpy is not None and kind is numpy.ndarray:
-        return _list(item.ravel()[:MAX_WALK]) if item.dtype == numpy.dtype(object) else []
-    if pandas is not None and kind in (pandas.Series, pandas.Index):
-        return _list(item[:MAX_WALK]) if item.dtype == numpy.dtype(object) else []
-    if pandas is not None and kind is pandas.DataFrame:
-        columns = [column for column, dtype in item.dtypes.items() if dtype == numpy.dtype(object)]
+    if kind is ndarray and kind is not None:
+        return _list(item.ravel()[:MAX_WALK]) if item.dtype == object_dtype else []
+    if (kind is series or kind is index) and kind is not None:
+        return _list(item[:MAX_WALK]) if item.dtype == object_dtype else []
+    if kind is frame and kind is not None:
+        columns = [column for column, dtype in item.dtypes.items() if dtype == object_dtype]
         return [v for column in columns for v in _list(item[column])[:MAX_WALK]]
     return []
 
