@@ -57,6 +57,17 @@ def test_write_then_read_round_trips(tmp_path, name):
             assert json.loads(fh.readline()) == rows[0]
 
 
+
+def test_lone_surrogates_are_written_as_escapes_and_read_back_unchanged(tmp_path):
+    # A completion read from '"\\udc80"', or a candidate's exception message, holds a lone surrogate,
+    # which no UTF-8 writer takes: the whole run's results were once lost to one such sample.
+    rows = [{"completion": "x\udc80y", "result": "error: ValueError: \ud800", "text": "\\udc80 as text"}]
+    path = write_jsonl_atomic(tmp_path / "out.jsonl", rows)
+    path.read_bytes().decode("utf-8")  # valid UTF-8
+    assert [row for _, row in iter_jsonl(path)] == rows
+    summary = write_json_atomic(tmp_path / "summary.json", rows[0])
+    assert json.loads(summary.read_text(encoding="utf-8")) == rows[0]
+
 def test_atomic_write_replaces_and_leaves_no_temporaries(tmp_path):
     path = tmp_path / "sub" / "out.jsonl"
     write_jsonl_atomic(path, [{"a": 1}])

@@ -65,6 +65,22 @@ def test_honest_stand_ins_pass_like_in_the_official_harness(pool):
     assert [v.status for v in verdicts] == [Status.PASSED] * 3, verdicts
 
 
+
+def test_numpy_bool_is_not_true_itself_as_in_the_official_harness(pool):
+    # HumanEval/72 asserts `candidate(...) is True`: numpy's bool is never True itself there, so it
+    # must not become True here; `==` and truthiness still hold, as they do for numpy's.
+    prelude = "import numpy\n"
+    identity = "def check(candidate):\n    assert candidate(2, 3) is True\n"
+    equality = "def check(candidate):\n    assert candidate(2, 3) == True and candidate(2, 3)\n" \
+               "    assert not candidate(0, 0) and candidate(0, 0) == 0 and candidate(0, 0) != True\n"
+    jobs = [FunctionCallJob(program=prelude + "def add(a, b):\n" + body, entry_point="add", test=test)
+            for body in ("    return numpy.bool_(a + b > 0)\n", "    return numpy.array(a + b > 0)\n")
+            for test in (identity, equality)]
+    jobs.append(FunctionCallJob(program="def add(a, b):\n    return a + b > 0\n", entry_point="add",
+                                test=identity))
+    verdicts = pool.run_many(jobs)
+    assert [v.status for v in verdicts] == [Status.FAILED, Status.PASSED] * 2 + [Status.PASSED], verdicts
+
 # --- exit-status tricks ---------------------------------------------------------------------------
 EXIT_TRICKS = {
     "sys.exit(0) at import": ("    return 0\n", "import sys\nsys.exit(0)\n"),
@@ -764,6 +780,49 @@ def test_pickle_payloads_and_raw_frames_are_never_unpickled(pool, marker):
     assert not os.path.exists(host_file)
     assert_pool_healthy(pool)
 
+
+
+def test_replies_costing_the_judge_far_more_than_their_bytes_are_refused(pool):
+    # Raw ("ok", set) frames: 200k ints sharing one hash (a quadratic set build in one C call, which
+    # once held the judge ~13 s past a 3 s limit), and 3 million empty sets in 16 MiB (700 MiB to build).
+    frame = ("import os, struct\n"
+             "def send(body):\n    os.write(3, struct.pack('>I', len(body)) + body)\n"
+             "def ok(value):\n    return b't' + struct.pack('>I', 2) + b's\\x00\\x00\\x00\\x02ok' + value\n")
+    colliding = ("def add(a, b):\n    m = 2 ** 61 - 1\n"
+                 "    items = b''.join(b'i' + struct.pack('>I', 16)"
+                 " + (m * i).to_bytes(16, 'big', signed=True) for i in range(200000))\n"
+                 "    send(ok(b'S' + struct.pack('>I', 200000) + items))\n    import time; time.sleep(5)\n")
+    empty_sets = ("def add(a, b):\n    n = 3_000_000\n"
+                  "    send(ok(b'l' + struct.pack('>I', n) + b'S\\x00\\x00\\x00\\x00' * n))\n"
+                  "    import time; time.sleep(5)\n")
+    limits = Limits(timeout_s=3)
+    verdicts = pool.run_many([FunctionCallJob(program=frame + body, entry_point="add", test=ADD_TEST,
+                                              limits=limits) for body in (colliding, empty_sets)])
+    assert [v.status for v in verdicts] == [Status.ERROR] * 2, verdicts
+    assert "share one hash" in verdicts[0].message and "MiB to build" in verdicts[1].message
+    assert all(v.duration_s < 3 for v in verdicts), [v.duration_s for v in verdicts]
+    assert_pool_healthy(pool)
+
+
+@pytest.mark.parametrize(("body", "status", "shown"), [
+    # The message of a candidate's exception reaches the verdict: a lone surrogate in it once made
+    # `evaluate` fail to write any result.
+    ("    raise ValueError('bad \\udc80 text')\n", Status.ERROR, "ValueError: bad \\udc80 text"),
+    ("    raise AssertionError('\\udc80')\n", Status.FAILED, "\\udc80"),
+    # An exception whose str() itself raises (an int over the 4300-digit conversion limit) once made
+    # the judge report its own failure ("judge error", sandbox_error) and restart the zygote.
+    ("    raise ValueError(10 ** 5000)\n", Status.ERROR, "ValueError: <ValueError message not printable"),
+    ("    raise AssertionError(10 ** 5000)\n", Status.FAILED, "not printable"),
+    # A SyntaxError naming the test's file was taken for the trusted code failing to compile: a wrong
+    # program turned its verdict into "not a verdict on the code" (sandbox_error).
+    ("    raise SyntaxError('bad', ('<test>', 3, 1, 'x', 3, 2))\n", Status.ERROR, "SyntaxError: bad"),
+])
+def test_exceptions_the_candidate_crafts_are_its_own_verdict(pool, body, status, shown):
+    verdict = pool.run(add_job(body))
+    assert verdict.status is status, verdict
+    assert shown in verdict.message
+    verdict.message.encode("utf-8")  # every verdict can be written as UTF-8
+    assert_pool_healthy(pool)
 
 def test_replies_forged_ahead_of_the_calls_cannot_pass(pool):
     # The candidate answers every call with a guess, written straight to the channel.

@@ -148,3 +148,15 @@ def test_trusted_test_that_loops_forever_times_out(pool, timeout):
     looping = job("def f():\n    return 1\n", "while f() == 1:\n    pass\n", limits=Limits(timeout_s=timeout))
     verdict = pool.run(looping)
     assert verdict.status is Status.TIMEOUT and verdict.duration_s < timeout + 2
+
+
+def test_a_reply_near_the_size_cap_followed_by_many_small_ones_loses_none(pool):
+    # The calls are sent ahead, so the small replies queue behind the big one while the judge reads it;
+    # a judge that dropped a frame to bound its buffer shifted every later answer onto the wrong call.
+    big = (1 << 20) - 100
+    program = f"def f(i):\n    return 'a' * {big} if i == 0 else 'b' * 1000 + str(i)\n"
+    test = (f"def check(candidate):\n    assert candidate(0) == 'a' * {big}\n"
+            "    for i in range(1, 200):\n        assert candidate(i) == 'b' * 1000 + str(i)\n")
+    limits = Limits(timeout_s=10, max_value_bytes=1 << 20)
+    verdicts = pool.run_many([job(program, test, limits=limits) for _ in range(6)])
+    assert [v.status for v in verdicts] == [Status.PASSED] * 6, [v.message for v in verdicts]

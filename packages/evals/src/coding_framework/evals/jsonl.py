@@ -86,7 +86,7 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
 def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]]) -> Path:
     """Write one JSON object per line to `path` atomically (gzip when the name ends in `.gz`)."""
     path = Path(path)
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+    text = _utf8("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     if path.name.endswith(".gz"):
         # mtime=0 keeps the compressed bytes a function of the content alone.
         text = gzip.compress(text, mtime=0)
@@ -97,5 +97,12 @@ def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Mapping[str,
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
     """Write `obj` as indented JSON to `path` atomically."""
     path = Path(path)
-    _atomic_write_bytes(path, (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    _atomic_write_bytes(path, _utf8(json.dumps(obj, indent=2, ensure_ascii=False) + "\n"))
     return path
+
+
+def _utf8(json_text: str) -> bytes:
+    """JSON text as UTF-8. A lone surrogate (a completion read from `"\\udc80"`, a candidate's
+    exception message) can only sit inside a JSON string, where its `\\udc80` escape reads back as the
+    same character: written that way, the file is valid UTF-8 and loads to the very same values."""
+    return json_text.encode("utf-8", "backslashreplace")

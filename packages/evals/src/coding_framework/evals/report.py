@@ -128,5 +128,6 @@ def write_report(path: str | os.PathLike[str], summary: Summary, results: Sequen
     path = Path(path)
     chart = path.with_suffix(".png")
     write_bytes_atomic(chart, chart_png(summary))
-    write_bytes_atomic(path, render_report(summary, results, chart.name).encode("utf-8"))
+    # backslashreplace: a lone surrogate in a task id or message must not lose the report.
+    write_bytes_atomic(path, render_report(summary, results, chart.name).encode("utf-8", "backslashreplace"))
     return path

@@ -37,6 +37,7 @@ from coding_framework.sandbox.proxy import (
     SandboxUsageError,
     decode_reply,
     describe,
+    exception_text,
 )
 from coding_framework.sandbox.session import ChildSession, Stop, ZygoteLost, classify_exit
 from coding_framework.sandbox.verdict import Status
@@ -218,7 +219,7 @@ class Judge:
         except Exception as exc:
             self._restart()
             result = {"status": Status.SANDBOX_ERROR.value,
-                      "message": f"judge error: {describe(type(exc).__name__, str(exc))}",
+                      "message": f"judge error: {describe(type(exc).__name__, exception_text(exc))}",
                       "stderr": traceback.format_exc()[-4000:]}
         result.setdefault("duration_s", time.monotonic() - started)
         return result
@@ -304,7 +305,7 @@ class Judge:
                 try:
                     exec(_compiled(job.get("setup", ""), "<setup>"), namespace)
                 except Exception as exc:
-                    what = describe(type(exc).__name__, str(exc))
+                    what = describe(type(exc).__name__, exception_text(exc))
                     raise SandboxUsageError(f"the setup code raised {what}") from exc
                 proxy = CandidateProxy(session, job["entry_point"], sent_ahead)
                 namespace["candidate"] = namespace[job["entry_point"]] = proxy
@@ -325,12 +326,12 @@ class Judge:
         except SandboxUsageError as exc:
             status, message = Status.SANDBOX_ERROR, str(exc)
         except SyntaxError as exc:
-            if exc.filename in sources:
+            if exc.filename in sources and not getattr(exc, "raised_by_candidate", False):
                 status, message = Status.SANDBOX_ERROR, f"the trusted code does not compile: {exc}"
             else:
-                status, message = Status.ERROR, describe(type(exc).__name__, str(exc))
+                status, message = Status.ERROR, describe(type(exc).__name__, exception_text(exc))
         except BaseException as exc:
-            status, message = Status.ERROR, describe(type(exc).__name__, str(exc))
+            status, message = Status.ERROR, describe(type(exc).__name__, exception_text(exc))
         finally:
             alarm.armed = False  # before any call: a TrustedTimeout handled from here on raises nothing
             alarm.disarm()
@@ -453,7 +454,7 @@ def describe_assertion(exc: AssertionError, sources: dict[str, str]) -> str:
     if frame_line is not None:
         filename, line = frame_line
         statement = _statement_at(sources[filename], line)
-    detail = str(exc)
+    detail = exception_text(exc)
     if statement and detail:
         text = f"{statement}  # {detail}"
     elif statement:

@@ -7,7 +7,7 @@ forged `__eq__`, a subclass of a built-in, or a pickle-style payload cannot cros
 other tags and rejects trailing bytes, oversize lengths and excess depth.
 
 Layout: one tag byte, then a payload. Lengths and counts are 4-byte big-endian unsigned.
-  N T F          None True False
+  N T F          None True False;  B1 B0  a numpy bool (NumpyBool: True/False, not a bool)
   i <len><bytes> int, signed big-endian two's complement
   f <8 bytes>    float, IEEE-754 big-endian;  c <16 bytes> complex
   s <len><utf-8> str ('surrogatepass');  b <len><raw> bytes
@@ -21,7 +21,10 @@ numpy.float64), subclasses of built-ins (IntEnum, namedtuple, Counter, OrderedDi
 views. The encoder sends the built-in value such an object holds, read through the base type's own C
 methods (`int.__index__`, `float.__float__`, `tuple.__iter__`, `dict.items`, ...), never through
 anything the subclass overrides, so a forged `__eq__` or `__iter__` is never consulted on the trusted
-side and the judge compares the real value. Nothing but exact built-in values crosses either way.
+side and the judge compares the real value. One stand-in is not a built-in on arrival: a numpy bool
+becomes a NumpyBool (equal to its bool, but not `True` itself: `candidate(x) is True` fails for
+numpy's bool in the official harness, so it must fail here). Nothing else but exact built-in values
+crosses either way.
 
 That encoding is for what the untrusted child sends (replies), decoded by the trusted judge. The other
 direction (the judge's own arguments and the candidate's source, decoded by the child) may use
@@ -31,6 +34,7 @@ and never unmarshalled by the trusted side. It is ~10x cheaper per call than thi
 
 from __future__ import annotations
 
+import collections
 import marshal
 import struct
 import types
@@ -131,8 +135,13 @@ def encode(
             extend(pack(b"g", len(drained)))
             for item in drained:
                 walk(item, depth + 1)
+        elif t is NumpyBool:
+            extend(b"B1" if v else b"B0")
         elif stand_ins and (held := _held_value(v)) is not None:
-            walk(held, depth)
+            if type(held) is bool and t.__module__ == "numpy":
+                extend(b"B1" if held else b"B0")  # np.bool_ or a 0-d bool array: not True itself
+            else:
+                walk(held, depth)
         else:
             raise EncodeError(f"values of type {t.__module__}.{t.__qualname__} cannot cross the sandbox "
                               "boundary (plain built-in data only)")
@@ -142,6 +151,50 @@ def encode(
     walk(value, 0)
     return bytes(out)
 
+
+class NumpyBool:
+    """What a numpy bool (`np.bool_`, or a 0-d bool array) the candidate returns arrives as: equal to
+    the bool it holds (and to 0/1), true or false as that bool, but neither a `bool` nor the `True` or
+    `False` object — as numpy's is not. So `assert candidate(x) is True` fails, and `== True` passes,
+    exactly as in the official harnesses, which compare numpy's own object in the candidate's process.
+    Two instances exist: NUMPY_TRUE and NUMPY_FALSE."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: bool):
+        self._value = value
+
+    def __bool__(self) -> bool:
+        return self._value
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is NumpyBool:
+            return self._value is other._value
+        if type(other) in (bool, int, float, complex):
+            return self._value == other
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __repr__(self) -> str:
+        return f"np.{self._value}_"
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+
+NUMPY_TRUE, NUMPY_FALSE = NumpyBool(True), NumpyBool(False)
 
 _SCALARS = frozenset((bool, int, float, complex, str, bytes))
 # Base type -> how to read a subclass instance's built-in value with the base type's own methods.
@@ -182,10 +235,20 @@ def _held_value(v: object) -> object:
 
 
 def decode(data: bytes, *, max_depth: int = 100) -> object:
-    """Decode bytes made by `encode`; raises DecodeError on anything else."""
+    """Decode bytes made by `encode`; raises DecodeError on anything else, and on two kinds of value that
+    would make the decoding process (the trusted judge) pay far more than the sender did:
+
+    - containers whose memory is out of proportion to their bytes (3 million empty sets fit in 16 MiB
+      and take 700 MiB to build): at most `build_budget(len(data))` bytes of containers;
+    - sets and frozensets of many elements sharing one hash (multiples of 2**61 - 1 all hash to 0):
+      building one is quadratic, in a single C call that no alarm interrupts. (Dicts are built key by
+      key, where the job's alarm still reaches the judge.)
+    """
     buf = bytes(data)
     end = len(buf)
     pos = 0
+    budget = build_budget(end)
+    spent = 0
 
     def truncated(need: int) -> DecodeError:
         return DecodeError(f"truncated: need {need} bytes at offset {pos}, have {end - pos}")
@@ -230,11 +293,22 @@ def decode(data: bytes, *, max_depth: int = 100) -> object:
             return _F64.unpack_from(buf, pos - 8)[0]
         if tag == 0x4E:  # N
             return None
+        if tag == 0x42:  # B
+            if pos >= end:
+                raise truncated(1)
+            pos += 1
+            held = buf[pos - 1]
+            if held == 0x31:
+                return NUMPY_TRUE
+            if held == 0x30:
+                return NUMPY_FALSE
+            raise DecodeError(f"malformed numpy bool at offset {pos - 2}")
         if tag in _SEQ_CODES:
             n = count(1)
             if n and depth >= max_depth:
                 raise DecodeError(f"nesting deeper than {max_depth} levels")
             items = [read(depth + 1) for _ in range(n)]
+            spend(tag, n)
             if tag == 0x6C:  # l
                 return items
             if tag == 0x74:  # t
@@ -242,6 +316,8 @@ def decode(data: bytes, *, max_depth: int = 100) -> object:
             if tag == 0x67:  # g
                 return iter(items)
             try:
+                if n > _HASH_SHARING_LIMIT:
+                    _refuse_shared_hashes(items)
                 return set(items) if tag == 0x53 else frozenset(items)
             except TypeError as exc:
                 raise DecodeError(f"unhashable set element: {exc}") from None
@@ -249,6 +325,7 @@ def decode(data: bytes, *, max_depth: int = 100) -> object:
             n = count(2)
             if n and depth >= max_depth:
                 raise DecodeError(f"nesting deeper than {max_depth} levels")
+            spend(tag, n)
             out = {}
             for _ in range(n):
                 key = read(depth + 1)
@@ -275,6 +352,14 @@ def decode(data: bytes, *, max_depth: int = 100) -> object:
             return range(*parts)
         raise DecodeError(f"unknown tag {bytes([tag])!r} at offset {pos - 1}")
 
+    def spend(tag: int, n: int) -> None:
+        nonlocal spent
+        base, per_item = _BUILD_COST[tag]
+        spent += base + per_item * n
+        if spent > budget:
+            raise DecodeError(f"the value's containers would take more than {budget >> 20} MiB to build "
+                              f"from {end} bytes")
+
     value = read(0)
     if pos != end:
         raise DecodeError(f"{end - pos} trailing bytes after the value")
@@ -282,6 +367,31 @@ def decode(data: bytes, *, max_depth: int = 100) -> object:
 
 
 _SEQ_CODES = frozenset(b"ltSzg")
+# Bytes CPython 3.11 takes for a container (empty, then per item, tables included), by tag.
+_BUILD_COST = {0x6C: (56, 8), 0x74: (40, 8), 0x53: (216, 32), 0x7A: (216, 32), 0x67: (104, 8),
+               0x64: (64, 40)}
+# Elements of one set that may share a hash (a few do by chance: hash(-1) == hash(-2)).
+_HASH_SHARING_LIMIT = 64
+
+
+def build_budget(n_bytes: int) -> int:
+    """How many bytes of containers `decode` builds from `n_bytes` of encoding: 8x plus 16 MiB, above
+    what honest values take (a list of 2-tuples of small ints: ~4x) and a 16 MiB reply of empty sets
+    (~43x) is not."""
+    return 8 * n_bytes + (16 << 20)
+
+
+def _refuse_shared_hashes(items: list) -> None:
+    """DecodeError when more than _HASH_SHARING_LIMIT of `items` share one hash; TypeError for an
+    unhashable item. Linear: the hash values are ints, which hash to themselves, so distinct ones never
+    collide in the sets and counters that count them."""
+    hashes = list(map(hash, items))
+    if len(set(hashes)) == len(hashes):
+        return
+    most = max(collections.Counter(hashes).values())
+    if most > _HASH_SHARING_LIMIT:
+        raise DecodeError(f"{most} set elements share one hash value: building the set would take time "
+                          "quadratic in their number")
 _MARSHAL_SCALARS = frozenset((type(None), bool, int, float, complex, str, bytes))
 _MARSHAL_SEQUENCES = frozenset((list, tuple, set, frozenset))
 

@@ -102,6 +102,25 @@ def decode_reply(frame: bytes, max_depth: int) -> object:
     return value
 
 
+def _rebuilt(cls: type, args: tuple, message: str) -> BaseException | None:
+    """`cls(*args)` as the candidate raised it, else `cls(message)`; None when neither can be built."""
+    for attempt in (args, (message,)):
+        try:
+            return cls(*attempt)
+        except Exception:
+            continue
+    return None
+
+
+def exception_text(exc: BaseException) -> str:
+    """str(exc), which can itself raise for what a candidate put in the arguments (an int of 5000
+    digits, an object whose __str__ fails): then the type's name with what could not be shown."""
+    try:
+        return str(exc)
+    except Exception as inner:
+        return f"<{type(exc).__name__} message not printable: {type(inner).__name__}>"
+
+
 def describe(name: str, message: str) -> str:
     """"Type: message", or just "Type" when there is no message."""
     return f"{name}: {message}" if message else name
@@ -123,11 +142,10 @@ def _unpack(session: ChildSession, reply: object):
         cls = getattr(builtins, name, None)
         if (kind == "builtin" and name not in _NOT_RERAISED and isinstance(cls, type)
                 and issubclass(cls, Exception)):
-            try:
-                exc = cls(*args)
-            except Exception:
-                exc = cls(message)
-            raise exc
+            exc = _rebuilt(cls, args, message)
+            if exc is not None:
+                exc.raised_by_candidate = True  # e.g. a SyntaxError naming "<test>" is not the test's
+                raise exc
         raise CandidateError(describe(name, message))
     if op == "bad_value" and len(reply) == 2:
         raise session.stop(Status.ERROR, f"the candidate's return value cannot be checked: {reply[1]}")

@@ -69,6 +69,10 @@ class ChildSession:
         self._rx = bytearray()
         self._tx = bytearray()
         self._frame_cap = limits.max_value_bytes + _REPLY_OVERHEAD
+        # Past this many buffered bytes (a whole frame and more) the channel is not read until the test
+        # takes a frame: the child waits on its own writes instead of the judge holding them all.
+        self._rx_limit = self._frame_cap + 2 * _REPLY_OVERHEAD
+        self._rx_paused = False
         self.chan_closed = False
         self.exit_info: dict | None = None  # from the zygote: status, cpu_s, rss_kb, killed
         self.fatal: Stop | None = None  # the first Stop raised, even if test code swallowed it
@@ -125,7 +129,7 @@ class ChildSession:
             if not data:
                 return
         self._tx += data
-        self._poll.modify(self._chan_fd, _READ | select.POLLOUT)
+        self._watch_chan()
 
     def request(self, body: bytes) -> bytes:
         """Send one frame and return the child's next frame."""
@@ -241,7 +245,25 @@ class ChildSession:
             return None
         frame = bytes(rx[4:4 + n])
         del rx[:4 + n]
+        if self._rx_paused and len(rx) <= self._rx_limit:
+            self._rx_paused = False
+            self._watch_chan()
         return frame
+
+    def _watch_chan(self) -> None:
+        """Poll the channel for what we need from it now: its replies unless the buffer is full, room
+        for our frames while any wait to be sent; not at all when neither."""
+        if self.chan_closed:
+            return
+        events = (0 if self._rx_paused else _READ) | (select.POLLOUT if self._tx else 0)
+        fd = self._chan_fd
+        if fd not in self._fds:
+            if events:
+                self._register(fd, _CHAN, events)
+        elif events:
+            self._poll.modify(fd, events)
+        else:
+            self._unregister(fd)
 
     def _pump_once(self) -> None:
         left = self.deadline - time.monotonic()
@@ -303,8 +325,8 @@ class ChildSession:
             except OSError:
                 self._tx.clear()
             if not self._tx:
-                self._poll.modify(self._chan_fd, _READ)
-        if event & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                self._watch_chan()
+        if event & (select.POLLIN | select.POLLHUP | select.POLLERR) and not self._rx_paused:
             # One read per wake-up: the poll loop comes back if more is waiting.
             try:
                 n = self.chan.recv_into(_RECV_BUFFER)
@@ -316,9 +338,13 @@ class ChildSession:
                 self.chan_closed = True
                 self._unregister(self._chan_fd)
                 return
-            self._rx += _RECV_VIEW[:n]
-            if len(self._rx) > self._frame_cap + 2 * _REPLY_OVERHEAD:
-                self._take_frame()  # raises Stop for an oversize announced length
+            rx = self._rx
+            rx += _RECV_VIEW[:n]
+            if len(rx) >= 4 and _LEN.unpack_from(rx)[0] > self._frame_cap:
+                self._take_frame()  # raises Stop: an oversize announced length
+            if len(rx) > self._rx_limit:
+                self._rx_paused = True
+                self._watch_chan()
 
     def _write_stdin(self) -> None:
         if self._stdin_w is None:

@@ -48,4 +48,15 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, data: dict) -> Verdict:
-        return cls(**{**data, "status": Status(data["status"])})
+        texts = {key: valid_text(data[key]) for key in ("message", "stdout", "stderr") if key in data}
+        return cls(**{**data, **texts, "status": Status(data["status"])})
+
+
+def valid_text(text: str) -> str:
+    """`text` with lone surrogates (which a candidate can put in its exception messages; no UTF-8
+    writer accepts them) spelled as `\\udc80` escapes, so that every verdict can be written as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
