@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import ctypes
+import errno
 import os
 import warnings
 
@@ -127,6 +128,31 @@ def test_sysv_ipc_objects_do_not_outlive_their_sample(pool):
     assert all(probe(pool, make) == [True, -1, -1] for _ in range(2 * pool.workers))
     assert all(probe(pool, look) == 1 for _ in range(2 * pool.workers))  # the header only
 
+
+
+def test_kernel_keyrings_carry_nothing_from_one_sample_to_the_next(pool):
+    # The user keyring is the uid's, not the process's: a key one sample added was readable by the
+    # next sample of the worker. The zygote's seccomp filter refuses the keyring calls outright.
+    add = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+           "key = libc.syscall(248, b'user', b'cf-probe', b'from-sample-one', 15, -4)\n"
+           "print([key, ctypes.get_errno()])")
+    find = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "print([libc.syscall(250, 10, -4, b'user', b'cf-probe', 0), ctypes.get_errno()])")
+    assert pool.isolation_report().layers["syscall_filter"] is True
+    assert all(probe(pool, add) == [-1, errno.EPERM] for _ in range(2 * pool.workers))
+    assert all(probe(pool, find) == [-1, errno.EPERM] for _ in range(2 * pool.workers))
+
+
+def test_limits_of_other_processes_cannot_be_changed(pool):
+    # rlimits are checked by uid alone: a rootless candidate (uid 0 of the namespace, like the zygote)
+    # could set the zygote's (RLIMIT_NOFILE = 4 broke every later sample). Its own stay settable.
+    code = ("import os, resource\nown = resource.prlimit(0, resource.RLIMIT_NOFILE)\n"
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\nrefused = []\n"
+            "for pid in (1, os.getpid()):\n    try:\n"
+            "        resource.prlimit(pid, resource.RLIMIT_NOFILE, (4, 4))\n"
+            "    except OSError as exc:\n        refused.append(exc.errno)\n"
+            "print([own[0] > 64, resource.getrlimit(resource.RLIMIT_NOFILE), refused])")
+    assert probe(pool, code) == [True, (64, 64), [errno.EPERM, errno.EPERM]]
 
 def test_candidate_cannot_create_namespaces(pool):
     flags = (0x10000000, 0x40000000, 0x00020000, 0x20000000)

@@ -113,16 +113,31 @@ def confine(fds: list[int], limits: tuple[int, ...], uid: int | None) -> None:
     # Under memory pressure the kernel must pick a candidate, never the zygote: one spreading its
     # memory over many small processes would otherwise turn its verdict into a sandbox_error. Raising
     # one's own score needs no privilege, but the file is root's once the process is unprivileged.
-    oom = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
     try:
-        os.write(oom, b"1000")
-    finally:
-        os.close(oom)
+        _raise_oom_score()
+    except PermissionError:
+        # Rootless: a non-dumpable process's /proc files belong to the root of the user namespace its
+        # program was started in — the host's, for a zygote that unshared after starting — so not to
+        # us. Dumpable for these three calls (our code alone runs; the zygote cannot be reached from
+        # here either way), they are ours.
+        isolation.prctl(isolation.PR_SET_DUMPABLE, 1)
+        try:
+            _raise_oom_score()
+        finally:
+            isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
     isolation.apply_job_rlimits(*limits[:5])
     isolation.drop_privileges(uid)
     if uid is not None and DUMPABLE_AFTER_SETUID:
         # A uid change resets non-dumpability to fs.suid_dumpable; this host sets it to non-zero.
         isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
+
+
+def _raise_oom_score() -> None:
+    oom = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+    try:
+        os.write(oom, b"1000")
+    finally:
+        os.close(oom)
 
 
 # Whether a uid change makes this process dumpable again (fs.suid_dumpable != 0); read by the zygote.

@@ -49,6 +49,11 @@ MAX_JOB_BYTES = 1 << 30
 RECORDING_BUDGET_S = 0.05
 
 
+# Judged once per judge at start-up (Judge.start).
+SELF_CHECK_JOB = {"kind": "function", "program": "def f(x):\n    return x + 1\n", "entry_point": "f",
+                  "test": "assert f(1) == 2\n", "setup": "", "limits": Limits().to_dict()}
+
+
 class TrustedTimeout(BaseException):
     """The trusted test code itself ran past the job's deadline."""
 
@@ -195,7 +200,15 @@ class Judge:
         self.alarm = _Alarm()
 
     def start(self, spawned: tuple[subprocess.Popen, socket.socket] | None = None) -> dict:
+        """Start the zygote and judge one known-good job in it: a host where children cannot set
+        themselves up (every sample would be an error) fails here, saying why, not sample by sample."""
         self.zygote.start(spawned)
+        verdict = self.run(SELF_CHECK_JOB)
+        if verdict["status"] != Status.PASSED.value:
+            self.zygote.close()
+            detail = (verdict.get("stderr") or "").strip().splitlines()
+            raise RuntimeError(f"a sandboxed child cannot run a one-line function here ({verdict['status']}: "
+                               f"{verdict.get('message', '')}{'; ' + detail[-1] if detail else ''})")
         return self.zygote.report
 
     def run(self, job: dict) -> dict:
@@ -315,6 +328,8 @@ class Judge:
                     check(proxy)
         except speculation.Diverged:
             pass
+        except ZygoteLost:
+            raise  # our fault, not the candidate's: Judge.run restarts the zygote (sandbox_error)
         except Stop as stop:
             status, message = stop.status, stop.message
         except TrustedTimeout:

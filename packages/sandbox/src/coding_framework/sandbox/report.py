@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace", "ipc_namespace",
           "uts_namespace", "no_nested_namespaces", "private_proc", "readonly_root", "unprivileged_candidate",
-          "rlimits",
+          "rlimits", "syscall_filter",
           "cgroup_limits", "scrubbed_environment", "wall_clock_kill", "capped_output")
 
 
@@ -54,6 +54,8 @@ def from_zygote(report: dict) -> IsolationReport:
         "unprivileged_candidate": report.get("child_uid") is not None or (namespaced and bool(report.get(
             "user_namespace"))),
         "rlimits": True,
+        # Keyrings (shared by every sample of a uid) and other processes' rlimits: syscall_filter.py.
+        "syscall_filter": bool(report.get("syscall_filter")),
         # Memory and process count of the whole sample (not just per process), and OOM detection.
         "cgroup_limits": bool(report.get("cgroup")),
         "scrubbed_environment": True,

@@ -24,7 +24,7 @@ import signal
 import socket
 import sys
 
-from coding_framework.sandbox import child, isolation, suite_runner, wire  # noqa: F401
+from coding_framework.sandbox import child, isolation, suite_runner, syscall_filter, wire  # noqa: F401
 
 
 def _preload(modules: list[str]) -> list[str]:
@@ -120,6 +120,8 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     isolation.prctl(isolation.PR_SET_NO_NEW_PRIVS, 1)
     isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
     isolation.apply_constant_rlimits()
+    # Needs no_new_privs (above) and a single thread; every child inherits it, at no cost per sample.
+    report["syscall_filter"] = syscall_filter.install()
     child.prepare_zygote(work.cwd)
     child.warm_up()
     wire.send_control(ctrl, {"op": "ready", "report": report})
