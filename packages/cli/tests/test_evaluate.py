@@ -177,7 +177,7 @@ def test_missing_problem_file(tmp_path):
     assert "problem file not found" in _one_line_error(result)
 
 
-@pytest.mark.parametrize("k", ["0", "1,x", ""])
+@pytest.mark.parametrize("k", ["0", "1,x", "", "1,,2", "1,10,"])
 def test_bad_k_is_a_usage_error(tmp_path, k):
     samples = _write_samples(tmp_path / "s.jsonl", [{"task_id": "HumanEval/0", "completion": ""}])
     result = _invoke("--samples", str(samples), "--k", k)

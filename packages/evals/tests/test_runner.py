@@ -1,6 +1,7 @@
 """The evaluation pipeline with a fake sandbox pool; the real sandbox is in test_sandbox_integration.py."""
 
 import json
+import os
 from pathlib import Path
 from typing import ClassVar
 
@@ -162,6 +163,16 @@ def test_explicit_output_path(tmp_path):
     )
     assert ev.results_path == out and out.exists()
     assert ev.summary_path == tmp_path / "out" / "res_summary.json"
+
+
+def test_samples_from_a_pipe_need_an_explicit_output_path(tmp_path):
+    # Results go beside the samples file by default: beside /dev/stdin they would go to /dev.
+    fifo = tmp_path / "samples.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"not a regular file.*--output"):
+        EvalConfig(fifo, problem_file=_problems(tmp_path))
+    config = EvalConfig(fifo, problem_file=_problems(tmp_path), output_file=tmp_path / "r.jsonl")
+    assert config.output_path == tmp_path / "r.jsonl"
 
 
 def test_pool_is_closed_when_execution_fails(tmp_path):

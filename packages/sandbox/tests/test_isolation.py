@@ -119,15 +119,43 @@ def test_ipc_and_uts_namespaces(pool):
 
 
 def test_sysv_ipc_objects_do_not_outlive_their_sample(pool):
-    # The IPC namespace is the zygote's, shared by its samples: nothing made there may carry over.
+    # The IPC namespace is the zygote's, shared by its samples: nothing made there may carry over, not
+    # even the id counters a segment made and removed moves on. No SysV object can be made at all.
     make = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
             "shm = libc.shmget(4242, 4096, 0o1666)\nsem = libc.semget(4243, 1, 0o1666)\n"
-            "msg = libc.msgget(4244, 0o1666)\nprint([shm >= 0, sem, msg])")
+            "msg = libc.msgget(4244, 0o1666)\nprint([shm, sem, msg])")
     look = "print(len(open('/proc/sysvipc/shm').read().splitlines()))"
     assert pool.isolation_report().details["sysv_ipc_contained"] is True
-    assert all(probe(pool, make) == [True, -1, -1] for _ in range(2 * pool.workers))
+    assert all(probe(pool, make) == [-1, -1, -1] for _ in range(2 * pool.workers))
     assert all(probe(pool, look) == 1 for _ in range(2 * pool.workers))  # the header only
 
+
+
+def test_pid_counter_carries_nothing_from_one_sample_to_the_next(pool):
+    # The pid counter is the PID namespace's, which a worker's samples share: a sample forking k times
+    # told the next sample k through its own pid or /proc/sys/kernel/ns_last_pid (a covert channel).
+    code = ("import os\nseen = [os.getpid(), int(open('/proc/sys/kernel/ns_last_pid').read())]\n"
+            "for _ in range({k}):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+            "    os.waitpid(pid, 0)\nprint(seen)")
+    assert pool.isolation_report().layers["fresh_pid_counter"] is True
+    seen = [probe(pool, code.format(k=k)) for k in (5, 0, 17, 3, 9, 1) * pool.workers]
+    assert seen == [seen[0]] * len(seen) and seen[0][0] == seen[0][1], seen
+
+
+def test_work_dir_keeps_no_trace_of_a_file_made_and_removed(pool):
+    # Counts alone say "clean" after a file is made and removed; the inode counter and the directory's
+    # times do not, and the next sample read them. Reading the directory must not change it either.
+    code = ("import os\nst = os.stat('/tmp')\nfd = os.open('/tmp/first', os.O_CREAT | os.O_WRONLY)\n"
+            "ino = os.fstat(fd).st_ino\nos.close(fd)\nos.unlink('/tmp/first')\n"
+            "print([ino, st.st_atime_ns == st.st_mtime_ns == st.st_ctime_ns])")
+    churn = ("import os\nos.listdir('/tmp')\nos.listdir('/dev/shm')\n"
+             "for i in range({k}):\n    open(f'/tmp/f{{i}}', 'w').close()\n    os.unlink(f'/tmp/f{{i}}')\n"
+             "print(1)")
+    seen = []
+    for k in (7, 0, 30, 2) * pool.workers:
+        seen.append(probe(pool, code))
+        assert probe(pool, churn.format(k=k)) == 1
+    assert seen == [seen[0]] * len(seen) and seen[0][1] is True, seen
 
 
 def test_kernel_keyrings_carry_nothing_from_one_sample_to_the_next(pool):

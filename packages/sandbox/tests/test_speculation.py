@@ -156,3 +156,22 @@ def test_a_recording_that_never_ends_by_itself_is_cut_off(pool):
             "    except BaseException:\n        pass\n")
     verdict = pool.run(job(COUNTER, test, limits=Limits(timeout_s=3)))
     assert verdict.status is Status.PASSED and verdict.duration_s < 2, verdict
+
+
+def test_a_job_run_twice_is_not_cut_off_by_the_watchdog(monkeypatch):
+    # The first run's answers sent ahead were not all used and the output went over its limit: the judge
+    # runs the job again, call by call, with a full time limit of its own. The pool's watchdog allowed
+    # one timeout plus a grace period and killed the judge, turning the verdict into a timeout.
+    from coding_framework.sandbox import SandboxPool
+    from coding_framework.sandbox import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "WATCHDOG_GRACE_S", 0.5)
+    program = "import time\ndef f(x):\n    time.sleep(1.5)\n    print('y' * 5000)\n    return x\n"
+    test = "assert f(1) == 2\nassert f(2) == 2\nassert f(3) == 3\n"
+    limits = Limits(timeout_s=2.0, max_output_bytes=4000)
+    with SandboxPool(workers=1, limits=limits) as pool:
+        started = time.monotonic()
+        verdict = pool.run(job(program, test))
+        took = time.monotonic() - started
+    assert verdict.status is Status.OUTPUT_LIMIT, verdict
+    assert took > limits.timeout_s + 0.5  # it did run twice

@@ -35,7 +35,7 @@ DEFAULT_OUTPUT_ROOT = Path("eval-results")
 def parse_ks(text: str) -> tuple[int, ...]:
     """ "1,10,100" → (1, 10, 100); raises typer.BadParameter on anything else."""
     try:
-        ks = tuple(int(part) for part in text.split(",") if part.strip())
+        ks = tuple(int(part) for part in text.split(","))  # int() takes surrounding spaces, not ""
     except ValueError:
         ks = ()
     if not ks or any(k < 1 for k in ks):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -84,6 +85,11 @@ class EvalConfig:
             raise ValueError(
                 f"limit must be a positive number of problems (or None for all), got {self.limit}"
             )
+        if self.output_file is None and _not_a_regular_file(self.samples_file):
+            raise ValueError(
+                f"the samples file {self.samples_file} is not a regular file (a pipe or a device), so "
+                "results cannot go beside it: name the results file (--output FILE.jsonl)"
+            )
         if self.output_path.resolve() == Path(self.samples_file).resolve():
             raise ValueError(f"the output file would overwrite the samples file {self.samples_file}")
 
@@ -92,6 +98,15 @@ class EvalConfig:
         if self.output_file is not None:
             return Path(self.output_file)
         return default_results_path(self.samples_file)
+
+
+def _not_a_regular_file(path: str | os.PathLike[str]) -> bool:
+    """True for a path that exists and is not a regular file (/dev/stdin, a FIFO); a missing file is
+    reported when it is read."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)

@@ -302,12 +302,14 @@ def block_nested_namespaces() -> bool:
 
 
 def contain_sysv_ipc() -> bool:
-    """Nothing a sample makes in the IPC namespace outlives it: shared memory segments go with their
-    last user (kernel.shm_rmid_forced), and SysV semaphore sets and message queues cannot be made at all
-    (no slots: multiprocessing and the like use POSIX ones, which live in the per-sample /dev/shm).
-    These sysctls belong to the sandbox's own IPC namespace. True if every one could be set."""
+    """Nothing a sample does in the IPC namespace reaches the next sample: no SysV shared memory
+    segment, semaphore set or message queue can be made at all (no slots; multiprocessing and the like
+    use POSIX ones, which live in the per-sample /dev/shm). Even one made and removed within a sample
+    would leave its trace: the namespace's id counters move on, and the next sample's ids would tell how
+    far. shm_rmid_forced stays as a second line. These sysctls belong to the sandbox's own IPC namespace.
+    True if every one could be set."""
     ok = True
-    for name, value in (("shm_rmid_forced", "1"), ("msgmni", "0"), ("sem", "0 0 0 0")):
+    for name, value in (("shm_rmid_forced", "1"), ("shmmni", "0"), ("msgmni", "0"), ("sem", "0 0 0 0")):
         try:
             with open(f"/proc/sys/kernel/{name}", "w") as fh:
                 fh.write(value)
@@ -316,10 +318,36 @@ def contain_sysv_ipc() -> bool:
     return ok
 
 
+def open_pid_counter() -> int | None:
+    """A descriptor of this PID namespace's `ns_last_pid`, checked writable (needs CAP_SYS_ADMIN over
+    the namespace: the zygote has it, its children do not), or None.
+
+    The pid the kernel hands out next is the last one plus one, for the whole namespace: without a reset
+    a sample could pass a number to the next sample of its worker by forking that many times (or read
+    one from /proc/sys/kernel/ns_last_pid), a channel that needs nothing else. `reset_pid_counter`
+    after every sample makes every sample's pids start at 2 again."""
+    try:
+        fd = os.open("/proc/sys/kernel/ns_last_pid", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        reset_pid_counter(fd)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def reset_pid_counter(fd: int) -> None:
+    """The next pid of the namespace is 2 (the zygote, PID 1, is its only process left)."""
+    os.pwrite(fd, b"1", 0)
+
+
 def mount_work_dir(path: str, size_mb: int) -> None:
-    """A fresh, empty, size-capped tmpfs at `path` (inside the sandbox root)."""
+    """A fresh, empty, size-capped tmpfs at `path` (inside the sandbox root). No access times: reading
+    the directory would otherwise change it, a bit the next sample could read back."""
     options = f"size={size_mb}m,nr_inodes=16384,mode=1777"
-    mount("cf-sandbox-work", path, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    mount("cf-sandbox-work", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOATIME, options)
 
 
 def unmount_work_dir(path: str) -> None:
@@ -331,8 +359,12 @@ def unmount_work_dir(path: str) -> None:
             raise
 
 
-def usage(path: str) -> tuple[int, int]:
-    """(inodes, blocks) in use on the filesystem at `path`: equal to a fresh mount's exactly when
-    nothing has been left in it."""
+def usage(path: str) -> tuple[int, ...]:
+    """What a sample can change in the work dir at `path`: inodes and blocks in use, and the root
+    directory's mode, owner and change and modification times. Equal to the values of the mount
+    when it was fresh exactly when no sample has made, removed or changed anything in it (a file
+    made and removed again leaves the counts as they were, but not the directory's times)."""
     st = os.statvfs(path)
-    return st.f_files - st.f_ffree, st.f_blocks - st.f_bfree
+    root = os.stat(path)
+    return (st.f_files - st.f_ffree, st.f_blocks - st.f_bfree, root.st_mode, root.st_uid, root.st_gid,
+            root.st_mtime_ns, root.st_ctime_ns)

@@ -537,16 +537,13 @@ def serve(sock: socket.socket, config: dict, spawned: tuple[subprocess.Popen, so
         hello = {"op": "hello", "report": judge.start(spawned)}
     except Exception as exc:
         hello = {"op": "hello", "error": str(exc)}
-    wire.send_frame(sock, json.dumps(hello).encode())
-    if "error" in hello:
-        return
     try:
-        while True:
-            try:
-                job = marshal.loads(wire.recv_frame(sock, MAX_JOB_BYTES))
-            except (wire.ChannelClosed, ConnectionError):
-                break
+        wire.send_frame(sock, json.dumps(hello).encode())
+        while "error" not in hello:
+            job = marshal.loads(wire.recv_frame(sock, MAX_JOB_BYTES))
             wire.send_frame(sock, marshal.dumps(judge.run(job)))
+    except (wire.ChannelClosed, ConnectionError):
+        pass  # the pool closed our socket or died (its process was killed): nothing is waiting for us
     finally:
         judge.zygote.close()
 

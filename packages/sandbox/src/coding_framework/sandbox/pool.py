@@ -41,6 +41,10 @@ DEFAULT_PRELOAD = ("math", "cmath", "re", "string", "collections", "itertools", 
                    "datetime")
 # Beyond the job's own timeout: start-up of the child and the final kill and drain.
 WATCHDOG_GRACE_S = 10.0
+# A function-call job may run twice, each run with the full timeout: the judge runs it again call by
+# call when the calls it sent ahead turn out not to be the test's or could have decided the verdict
+# (speculation.py). The watchdog must not kill a judge for doing that.
+RUNS_PER_JOB = 2
 DEFAULT_LIMITS = Limits()
 # Jobs waiting at each judge: the one it runs and the next one.
 PIPELINE = 2
@@ -121,9 +125,10 @@ class _Worker:
 
     def receive(self, timeout_s: float) -> tuple[dict, bool]:
         """The verdict of the oldest job sent, and whether the judge survived it. A judge that does not
-        answer within the job's timeout plus a grace period is killed (with any jobs queued behind)."""
+        answer within the job's timeout (once per run it may make) plus a grace period is killed (with
+        any jobs queued behind)."""
         try:
-            ready, _, _ = select.select([self.sock], [], [], timeout_s + WATCHDOG_GRACE_S)
+            ready, _, _ = select.select([self.sock], [], [], RUNS_PER_JOB * timeout_s + WATCHDOG_GRACE_S)
             if not ready:
                 self.kill()
                 message = f"wall-clock limit of {timeout_s:g}s exceeded (the trusted test was killed)"

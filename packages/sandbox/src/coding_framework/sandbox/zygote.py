@@ -122,6 +122,9 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     isolation.apply_constant_rlimits()
     # Needs no_new_privs (above) and a single thread; every child inherits it, at no cost per sample.
     report["syscall_filter"] = syscall_filter.install()
+    # As init of its own PID namespace, every sample's pids start at 2: see isolation.open_pid_counter.
+    pid_counter = isolation.open_pid_counter() if init else None
+    report["pid_counter_reset"] = pid_counter is not None
     child.prepare_zygote(work.cwd)
     child.warm_up()
     wire.send_control(ctrl, {"op": "ready", "report": report})
@@ -132,10 +135,10 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     isolation.release_free_heap()
     sys.stdout.flush()
     sys.stderr.flush()
-    _loop(ctrl, work, uid, init)
+    _loop(ctrl, work, uid, init, pid_counter)
 
 
-def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> None:
+def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_counter: int | None) -> None:
     """One iteration per sample. Everything the zygote touches between two forks is copied on write
     (it shares every page with the running child), so this loop is kept to plain calls on few objects:
     ~0.1 ms of page faults per sample that a chattier loop would multiply."""
@@ -149,6 +152,7 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> N
     waitid, wait4, kill, close = os.waitid, os.wait4, os.kill, os.close
     no_wait = os.WEXITED | os.WNOHANG | os.WNOWAIT
     clean = work.clean_check()
+    reset_pids = isolation.reset_pid_counter
     # Children inherit the generator's state: reseeded after every sample (here, once the child is
     # gone, rather than in each child, where touching it would cost copy-on-write faults).
     generator = sys.modules.get("random")
@@ -213,6 +217,8 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool) -> N
             else:
                 _kill_all(pid, init)
         _reap_orphans(init)
+        if pid_counter is not None:
+            reset_pids(pid_counter)  # raises if it cannot: the judge then reports a sandbox error
         if not clean():
             work.reset()
         send(pack_exit(done, *exited))
@@ -224,9 +230,9 @@ class WorkDirs:
     """The candidate's writable directories, mounted once and checked after every sample.
 
     Namespaced: /tmp and /dev/shm are size-capped tmpfs mounts of this zygote. A mount that a sample
-    left untouched (the kernel's inode and block counters are at their just-mounted values: nothing
-    exists in it) is reused as it is; one with anything in it is replaced by a fresh, empty mount before
-    the next sample. Without namespaces the single host work dir is emptied instead.
+    left untouched (isolation.usage: its counters and its root directory are as just mounted) is reused
+    as it is; one a sample made, removed or changed anything in is replaced by a fresh, empty mount
+    before the next sample. Without namespaces the single host work dir is emptied instead.
     """
 
     def __init__(self, config: dict, namespaced: bool):
@@ -234,7 +240,7 @@ class WorkDirs:
         self.size_mb = config["work_mb"]
         self.cwd = "/tmp" if namespaced else config["workdir"]
         self.paths = isolation.WORK_DIRS if namespaced else (self.cwd,)
-        self.clean: dict[str, tuple[int, int]] = {}
+        self.clean: dict[str, tuple[int, ...]] = {}
         if namespaced:
             for path in self.paths:
                 self._fresh_mount(path)
@@ -253,14 +259,10 @@ class WorkDirs:
         call after each sample; without namespaces the host work dir is always emptied (False)."""
         if not self.namespaced:
             return lambda: False
-        statvfs, clean = os.statvfs, self.clean
+        usage, clean = isolation.usage, self.clean
 
         def clean_now() -> bool:
-            for path, (inodes, blocks) in clean.items():
-                st = statvfs(path)
-                if st.f_files - st.f_ffree != inodes or st.f_blocks - st.f_bfree != blocks:
-                    return False
-            return True
+            return all(usage(path) == fresh for path, fresh in clean.items())
 
         return clean_now
 
