@@ -92,6 +92,17 @@ def test_calls_after_a_failed_assertion_do_not_change_the_verdict(pool):
     assert verdict.status is Status.FAILED and verdict.message == "assert f(1) == 0"
 
 
+def test_output_over_the_limit_from_a_call_the_test_took_still_fails_a_passing_test(pool):
+    # As above, every answer and all the output are waiting when the test starts; here the output came
+    # from the first call, and the test takes every answer: the output limit decides, as it would call
+    # by call. (Which call wrote it is not known; a pass with output over the limit never stands.)
+    flood = "def f(x):\n    if x == 1:\n        print('y' * (1 << 16))\n    return x\n"
+    test = ("if type(f).__name__ != 'Recorder':\n    __import__('select').select([], [], [], 0.3)\n"
+            "assert f(1) == 1\nassert f(2) == 2\n")
+    verdict = pool.run(job(flood, test, limits=Limits(max_output_bytes=1024)))
+    assert verdict.status is Status.OUTPUT_LIMIT, verdict
+
+
 def test_branches_taken_on_answers_follow_the_real_answers(pool):
     # The recording takes the `==` branch (PENDING equals 5); the real test takes the other one.
     test = ("if f(1)[1] == 5:\n    assert f(2) == 'never'\nelse:\n    assert f(3) == [2, 3]\n")
@@ -159,19 +170,32 @@ def test_a_recording_that_never_ends_by_itself_is_cut_off(pool):
 
 
 def test_a_job_run_twice_is_not_cut_off_by_the_watchdog(monkeypatch):
-    # The first run's answers sent ahead were not all used and the output went over its limit: the judge
-    # runs the job again, call by call, with a full time limit of its own. The pool's watchdog allowed
-    # one timeout plus a grace period and killed the judge, turning the verdict into a timeout.
+    # The calls sent ahead were not the test's (it counts its own runs), so the judge runs the job again,
+    # call by call, with a full time limit of its own. The pool's watchdog allowed one timeout plus a
+    # grace period and killed the judge of such a job, turning its verdict into a timeout.
     from coding_framework.sandbox import SandboxPool
     from coding_framework.sandbox import pool as pool_module
 
     monkeypatch.setattr(pool_module, "WATCHDOG_GRACE_S", 0.5)
-    program = "import time\ndef f(x):\n    time.sleep(1.5)\n    print('y' * 5000)\n    return x\n"
-    test = "assert f(1) == 2\nassert f(2) == 2\nassert f(3) == 3\n"
-    limits = Limits(timeout_s=2.0, max_output_bytes=4000)
+    program = "import time\ndef f(x):\n    if x == 0:\n        time.sleep(1.5)\n    return x\n"
+    test = ("import sys\nsys.cf_runs = getattr(sys, 'cf_runs', 0) + 1\nassert f(0) == 0\n"
+            "assert f(sys.cf_runs) == sys.cf_runs\n")
+    limits = Limits(timeout_s=2.0)
     with SandboxPool(workers=1, limits=limits) as pool:
         started = time.monotonic()
         verdict = pool.run(job(program, test))
         took = time.monotonic() - started
-    assert verdict.status is Status.OUTPUT_LIMIT, verdict
+    assert verdict.status is Status.PASSED, verdict
     assert took > limits.timeout_s + 0.5  # it did run twice
+
+
+def test_a_failing_child_answers_every_call_sent_ahead_before_it_is_stopped(pool):
+    # Killed at the first failing assertion, a child learned which of its answers were wrong (it
+    # survived the right ones) and could leave that for the next sample of the task. Now it answers
+    # every call sent ahead, pass or fail; the verdict is still the first failing assertion's.
+    program = ("import select\ndef f(x):\n    select.select([], [], [], 0.05)\n"
+               "    print('answered', x, flush=True)\n    return x\n")
+    test = "".join(f"assert f({i}) == {i if i != 2 else -1}\n" for i in range(6))
+    verdict = pool.run(job(program, test))
+    assert verdict.status is Status.FAILED and verdict.message == "assert f(2) == -1", verdict
+    assert verdict.stdout.split("\n")[:6] == [f"answered {i}" for i in range(6)], verdict.stdout

@@ -350,19 +350,25 @@ class Judge:
         finally:
             alarm.armed = False  # before any call: a TrustedTimeout handled from here on raises nothing
             alarm.disarm()
-            session.end()
+            try:
+                # The child answers every call sent ahead, pass or fail (proxy.take_unanswered).
+                unanswered = proxy.take_unanswered() if proxy is not None else 0
+            finally:
+                session.end()
         new_ooms = self.zygote.new_oom_kills()
-        # Calls sent ahead that the test never made may have run anyway: they must not decide anything.
-        unanswered = proxy.unanswered_ahead if proxy is not None else len(sent_ahead)
-        if (proxy is not None and proxy.diverged) or (unanswered and (session.output_exceeded or new_ooms)):
+        # Calls sent ahead that the test never made have run too: they must not decide anything. A
+        # pass stands only if they did not go over a limit the test's own calls might have (the job
+        # again, call by call, tells); a verdict other than a pass stands as the test decided it.
+        if (proxy is not None and proxy.diverged) or (
+                unanswered and status is Status.PASSED and (session.output_exceeded or new_ooms)):
             random.setstate(state)
             return None
         if session.fatal is not None and status is not Status.FAILED:
             status, message = session.fatal.status, session.fatal.message
-        if session.output_exceeded:
+        if session.output_exceeded and not unanswered:
             status = Status.OUTPUT_LIMIT
             message = f"output exceeded the {limits.max_output_bytes}-byte limit"
-        if new_ooms and status is not Status.PASSED:
+        if new_ooms and status is not Status.PASSED and not unanswered:
             status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
         return make_result(session, status, message, started)
 

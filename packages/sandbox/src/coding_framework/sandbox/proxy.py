@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 
 from coding_framework.sandbox import plain_data
-from coding_framework.sandbox.session import ChildSession
+from coding_framework.sandbox.session import ChildSession, Stop
 from coding_framework.sandbox.speculation import Diverged
 from coding_framework.sandbox.verdict import Status
 
@@ -42,6 +42,42 @@ class CandidateProxy:
     def unanswered_ahead(self) -> int:
         """Requests sent ahead that the test never made (the child may have run them anyway)."""
         return max(0, len(self._sent_ahead) - self.calls)
+
+    def take_unanswered(self) -> int:
+        """Receive the answers to the calls sent ahead that the test did not make, each handled as a
+        call would handle it, and judge none of them; returns how many calls that was.
+
+        Called once the test has ended, whatever its verdict. A child killed at the first failing
+        assertion learns, by surviving or not, whether its earlier answers were right, and samples of
+        one worker can pass that on to later samples of the same task through state the kernel shares
+        between them (README, "Between samples of one worker"). With every call sent ahead, the child
+        now gets the same calls and is stopped at the same point, pass or fail: after its last answer,
+        or at the first answer that would have ended the test on its own (malformed, a MemoryError,
+        over the output limit, the child's death, the time limit). A test that ended that way has no
+        waiting left to do. `session.fatal` stays as the test left it: the verdict is decided."""
+        session = self._session
+        left = self.unanswered_ahead
+        if not left or self.diverged or session.fatal is not None or session.chan_closed:
+            return left
+        fatal, depth = session.fatal, session.limits.max_value_depth + 2
+        try:
+            for _ in range(left):
+                frame = session.receive()
+                try:
+                    reply = decode_reply(frame, depth)
+                except (plain_data.DecodeError, RecursionError):
+                    break
+                try:
+                    _unpack(session, reply)
+                except Stop:
+                    break
+                except Exception:
+                    continue  # the candidate's exception: an answer like any other
+        except Stop:
+            pass
+        finally:
+            session.fatal = fatal
+        return left
 
     def __call__(self, *args, **kwargs):
         session = self._session

@@ -74,6 +74,10 @@ class ChildSession:
         self._rx_limit = self._frame_cap + 2 * _REPLY_OVERHEAD
         self._rx_paused = False
         self.chan_closed = False
+        # Frames taken so far, and (once the output went over its cap) how many frames the child had
+        # sent by then at most: see _output_over_limit.
+        self._taken = 0
+        self._overflow_frame: int | None = None
         self.exit_info: dict | None = None  # from the zygote: status, cpu_s, rss_kb, killed
         self.fatal: Stop | None = None  # the first Stop raised, even if test code swallowed it
         self.ended = False
@@ -245,6 +249,7 @@ class ChildSession:
             return None
         frame = bytes(rx[4:4 + n])
         del rx[:4 + n]
+        self._taken += 1
         if self._rx_paused and len(rx) <= self._rx_limit:
             self._rx_paused = False
             self._watch_chan()
@@ -266,6 +271,8 @@ class ChildSession:
             self._unregister(fd)
 
     def _pump_once(self) -> None:
+        if self._overflow_frame is not None and self._taken >= self._overflow_frame:
+            raise self._output_limit()
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise self._stop(Status.TIMEOUT, f"wall-clock limit of {self.limits.timeout_s:g}s exceeded")
@@ -285,9 +292,36 @@ class ChildSession:
                     self.exit_info = message
             elif kind == _STDIN:
                 self._write_stdin()
-        if self.output_exceeded:
-            raise self._stop(Status.OUTPUT_LIMIT,
-                             f"output exceeded the {self.limits.max_output_bytes}-byte limit")
+        if self.output_exceeded and self._output_over_limit():
+            raise self._output_limit()
+
+    def _output_limit(self) -> Stop:
+        cap = self.limits.max_output_bytes
+        return self._stop(Status.OUTPUT_LIMIT, f"output exceeded the {cap}-byte limit")
+
+    def _output_over_limit(self) -> bool:
+        """Whether the output over the cap belongs to the frame now awaited (else: to a later one).
+
+        A function-call child answers calls sent ahead of the test, so output can come from calls the
+        test will never make. Once the output is over the cap, the channel is read: a frame not there
+        yet was sent after the output was written, so the output belongs to that frame's call or an
+        earlier one. The first frame missing then (`_overflow_frame`) is the first whose wait ends in
+        output_limit; frames before it are taken as they come, and a test that stops before it keeps
+        its own verdict. The pipes need not be read again: every frame the test may still take without
+        a limit is in the buffer already. Other modes stop at once."""
+        if self.reports_exit:
+            return True
+        if self._overflow_frame is None:
+            for fd, kind in list(self._fds.items()):
+                if kind == _OUT:
+                    self._unregister(fd)
+            while not self._rx_paused and not self.chan_closed:
+                before = len(self._rx)
+                self._chan_io(select.POLLIN)
+                if len(self._rx) == before:
+                    break
+            self._overflow_frame = self._taken + _complete_frames(self._rx)
+        return self._taken >= self._overflow_frame
 
     def _read_ctrl(self) -> dict | None:
         try:
@@ -375,6 +409,17 @@ class ChildSession:
                 message = self._read_ctrl()
                 if message is not None and message["op"] == "exited":
                     self.exit_info = message
+
+
+def _complete_frames(rx: bytearray) -> int:
+    """How many whole frames the buffer holds."""
+    count, at = 0, 0
+    while len(rx) - at >= 4:
+        (n,) = _LEN.unpack_from(rx, at)
+        if len(rx) - at - 4 < n:
+            break
+        count, at = count + 1, at + 4 + n
+    return count
 
 
 def classify_exit(info: dict | None, limits: Limits, what: str) -> tuple[Status, str]:

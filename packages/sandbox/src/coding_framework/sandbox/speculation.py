@@ -14,10 +14,14 @@ which checks that each call it makes is byte for byte the recorded one. Conseque
   it, in the same order, so it is what a call-by-call run would have produced.
 - If the test makes a different call (`Diverged`), the attempt is dropped and the judge runs the job
   again in a fresh child, call by call.
-- The child may answer recorded calls the real test never makes (it stopped early, or took another
-  branch). Those can only add output, CPU time and memory use after the test's last answer; the judge
-  re-runs call by call when such extra calls could have decided the verdict (output over the limit, an
-  OOM kill). Their output may still appear in the verdict's stdout/stderr.
+- The child answers every recorded call, also those the real test never makes (it failed early, or
+  stopped sooner): the judge waits for those answers before it stops the child, so that the child's
+  life does not tell it whether it passed (proxy.take_unanswered). They cannot turn a verdict into a
+  pass or a failure into another status: output over the limit stops a test only at an answer it was
+  surely written before (session.py), and a verdict other than a pass stands as the test decided it. A
+  pass that took every answer fails on output over the limit; one with answers left over and output
+  over the limit or an OOM kill is judged again call by call. Their output may appear in the verdict's
+  stdout/stderr.
 - A call answered ahead takes no time as the test sees it. Tests that time the candidate (evalplus's
   per-input limits) must not get such answers: trusted code that names a clock, a timer or an alarm
   (`clock_names`), or that reads one of the `time` module's clocks while recording
