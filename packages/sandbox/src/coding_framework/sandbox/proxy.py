@@ -53,13 +53,13 @@ class CandidateProxy:
         between them (README, "Between samples of one worker"). With every call sent ahead, the child
         now gets the same calls and is stopped at the same point, pass or fail: after its last answer,
         or at the first answer that would have ended the test on its own (malformed, a MemoryError,
-        over the output limit, the child's death, the time limit). A test that ended that way has no
-        waiting left to do. `session.fatal` stays as the test left it: the verdict is decided."""
+        over the output limit, the child's death, the time limit): a test that ended that way has no
+        waiting left to do, and a Stop met here does not become the verdict, which is decided."""
         session = self._session
         left = self.unanswered_ahead
         if not left or self.diverged or session.fatal is not None or session.chan_closed:
             return left
-        fatal, depth = session.fatal, session.limits.max_value_depth + 2
+        depth = session.limits.max_value_depth + 2
         try:
             for _ in range(left):
                 frame = session.receive()
@@ -76,7 +76,7 @@ class CandidateProxy:
         except Stop:
             pass
         finally:
-            session.fatal = fatal
+            session.fatal = None  # as the test left it (a test that ended on a Stop is not drained)
         return left
 
     def __call__(self, *args, **kwargs):
