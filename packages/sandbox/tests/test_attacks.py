@@ -804,6 +804,26 @@ def test_replies_costing_the_judge_far_more_than_their_bytes_are_refused(pool):
     assert_pool_healthy(pool)
 
 
+def test_costly_answers_to_calls_the_test_never_makes_do_not_hold_the_judge(pool):
+    # The test fails at the first call; the child then answers the second call, sent ahead, with a dict
+    # of 200k keys sharing one hash. The judge takes such answers after the test (the child is stopped
+    # at the same point pass or fail) and once decoded them with its alarm off: ~16 s of judge CPU,
+    # until the pool's watchdog killed it and the verdict became a timeout.
+    frame = ("import os, struct\n"
+             "def send(body):\n    os.write(3, struct.pack('>I', len(body)) + body)\n"
+             "def ok(value):\n    return b't' + struct.pack('>I', 2) + b's\\x00\\x00\\x00\\x02ok' + value\n")
+    body = ("def add(a, b):\n    if (a, b) == (2, 3):\n        return 6\n    m = 2 ** 61 - 1\n"
+            "    small = b'i' + struct.pack('>I', 1) + b'\\x00'\n"
+            "    items = b''.join(b'i' + struct.pack('>I', 16) + (m * i).to_bytes(16, 'big', signed=True)"
+            " + small for i in range(200000))\n"
+            "    send(ok(b'd' + struct.pack('>I', 200000) + items))\n    import time; time.sleep(5)\n")
+    verdict = pool.run(FunctionCallJob(program=frame + body, entry_point="add", test=ADD_TEST,
+                                       limits=Limits(timeout_s=3)))
+    assert verdict.status is Status.FAILED and verdict.message == "assert candidate(2, 3) == 5", verdict
+    assert verdict.duration_s < 3, verdict.duration_s
+    assert_pool_healthy(pool)
+
+
 @pytest.mark.parametrize(("body", "status", "shown"), [
     # The message of a candidate's exception reaches the verdict: a lone surrogate in it once made
     # `evaluate` fail to write any result.

@@ -211,13 +211,24 @@ def test_sets_of_many_values_sharing_one_hash_are_refused():
     m = 2 ** 61 - 1  # multiples of the modulus of int hashing all hash to 0
     colliding = bytearray(encode([m * i for i in range(1000)]))
     colliding[:1] = b"S"
-    with pytest.raises(DecodeError, match="1000 set elements share one hash"):
+    with pytest.raises(DecodeError, match="1000 set elements or dict keys share one hash"):
         decode(bytes(colliding))
     frozen = bytes(b"z" + colliding[1:])
     with pytest.raises(DecodeError, match="share one hash"):
         decode(frozen)
     few = {m * i for i in range(64)} | {-1, -2} | set(range(5000))  # a few shared hashes are fine
     assert decode(encode(few)) == few
+
+
+def test_dicts_of_many_keys_sharing_one_hash_are_refused():
+    # Each key was inserted as it was read: quadratic in the number of colliding keys, and a 3 MB reply
+    # of 200k such keys held the judge for minutes.
+    m = 2 ** 61 - 1
+    with pytest.raises(DecodeError, match="1000 set elements or dict keys share one hash"):
+        decode(encode({m * i: i for i in range(1000)}))
+    few = {**{m * i: i for i in range(64)}, -1: "a", -2: "b", **{i: i for i in range(100, 5000)}}
+    assert decode(encode(few)) == few
+    assert list(decode(encode({3: 1, 1: 2, 2: 3}))) == [3, 1, 2]  # order kept
 
 
 def test_containers_out_of_proportion_to_their_bytes_are_refused():

@@ -326,14 +326,16 @@ def decode(data: bytes, *, max_depth: int = 100) -> object:
             if n and depth >= max_depth:
                 raise DecodeError(f"nesting deeper than {max_depth} levels")
             spend(tag, n)
-            out = {}
+            keys, values = [], []
             for _ in range(n):
-                key = read(depth + 1)
-                try:
-                    out[key] = read(depth + 1)
-                except TypeError as exc:
-                    raise DecodeError(f"unhashable dict key: {exc}") from None
-            return out
+                keys.append(read(depth + 1))
+                values.append(read(depth + 1))
+            try:
+                if n > _HASH_SHARING_LIMIT:
+                    _refuse_shared_hashes(keys)
+                return dict(zip(keys, values, strict=True))
+            except TypeError as exc:
+                raise DecodeError(f"unhashable dict key: {exc}") from None
         if tag == 0x62:  # b
             n = count(1)
             pos += n
@@ -370,7 +372,7 @@ _SEQ_CODES = frozenset(b"ltSzg")
 # Bytes CPython 3.11 takes for a container (empty, then per item, tables included), by tag.
 _BUILD_COST = {0x6C: (56, 8), 0x74: (40, 8), 0x53: (216, 32), 0x7A: (216, 32), 0x67: (104, 8),
                0x64: (64, 40)}
-# Elements of one set that may share a hash (a few do by chance: hash(-1) == hash(-2)).
+# Elements of one set or keys of one dict that may share a hash (a few do by chance: hash(-1) == hash(-2)).
 _HASH_SHARING_LIMIT = 64
 
 
@@ -390,8 +392,8 @@ def _refuse_shared_hashes(items: list) -> None:
         return
     most = max(collections.Counter(hashes).values())
     if most > _HASH_SHARING_LIMIT:
-        raise DecodeError(f"{most} set elements share one hash value: building the set would take time "
-                          "quadratic in their number")
+        raise DecodeError(f"{most} set elements or dict keys share one hash value: building the container "
+                          "would take time quadratic in their number")
 _MARSHAL_SCALARS = frozenset((type(None), bool, int, float, complex, str, bytes))
 _MARSHAL_SEQUENCES = frozenset((list, tuple, set, frozenset))
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import builtins
+import time
 
 from coding_framework.sandbox import plain_data
 from coding_framework.sandbox.session import ChildSession, Stop
@@ -62,6 +63,8 @@ class CandidateProxy:
         depth = session.limits.max_value_depth + 2
         try:
             for _ in range(left):
+                if time.monotonic() >= session.deadline:
+                    break  # answers already buffered are not decoded past the deadline either
                 frame = session.receive()
                 try:
                     reply = decode_reply(frame, depth)
