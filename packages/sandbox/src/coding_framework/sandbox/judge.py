@@ -298,6 +298,7 @@ class Judge:
         session = self.zygote.start_child(child_module.FUNCTION, limits, deadline)
         sources = {"<setup>": job.get("setup", ""), "<test>": job["test"]}
         status, message = Status.PASSED, ""
+        failure = None  # a failing assert, described only once the child is gone (its life shows no work)
         alarm = self.alarm
         proxy = None
         state = random.getstate()
@@ -335,7 +336,7 @@ class Judge:
         except TrustedTimeout:
             status, message = Status.TIMEOUT, f"wall-clock limit of {limits.timeout_s:g}s exceeded"
         except AssertionError as exc:
-            status, message = Status.FAILED, describe_assertion(exc, sources)
+            status, failure = Status.FAILED, exc
         except CandidateError as exc:
             status, message = Status.ERROR, str(exc)
         except SandboxUsageError as exc:
@@ -360,6 +361,9 @@ class Judge:
                 alarm.armed = False  # first: a TrustedTimeout handled from here on raises nothing
                 alarm.disarm()
                 session.end()
+        if failure is not None:
+            message = describe_assertion(failure, sources)
+            failure = None  # its traceback holds the test's frames
         new_ooms = self.zygote.new_oom_kills()
         # Calls sent ahead that the test never made have run too: they must not decide anything. A
         # pass stands only if they did not go over a limit the test's own calls might have (the job
