@@ -824,15 +824,51 @@ def test_costly_answers_to_calls_the_test_never_makes_do_not_hold_the_judge(pool
     assert_pool_healthy(pool)
 
 
+def test_a_forged_exception_with_huge_arguments_is_shown_by_its_message(pool):
+    # A raw reply raising ValueError with 3000 ints of 4000 digits as arguments: str() of the rebuilt
+    # exception took seconds of judge CPU (once past the deadline: the alarm's TrustedTimeout escaped
+    # its handler and killed the judge) and made a 12-million-character message for the results file.
+    # The verdict shows the message the child sent, cut at 4000 characters.
+    frame = ("import os, struct\n"
+             "def s(text):\n    b = text.encode()\n    return b's' + struct.pack('>I', len(b)) + b\n"
+             "def t(items):\n    return b't' + struct.pack('>I', len(items)) + b''.join(items)\n")
+    body = ("def add(a, b):\n    big = 10 ** 3999\n"
+            "    n = b'i' + struct.pack('>I', 1662) + big.to_bytes(1662, 'big', signed=True)\n"
+            "    args = t([t([n] * 3000)])\n"
+            "    reply = t([s('raise'), s('ValueError'), s('m' * 9000), s('builtin'), args])\n"
+            "    os.write(3, struct.pack('>I', len(reply)) + reply)\n    os._exit(0)\n")
+    verdict = pool.run(FunctionCallJob(program=frame + body, entry_point="add", test=ADD_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert verdict.message == "ValueError: " + "m" * 4000, verdict.message[:80]
+    assert_pool_healthy(pool)
+
+
+def test_the_judges_work_on_what_the_child_sends_while_loading_is_timed(pool):
+    # Top-level code sends a 16 MiB list of None as its "ready" reply: decoding it took the judge ~3 s
+    # before the job's alarm was armed, whatever the job's time limit.
+    body = ("import os, struct\n"
+            "reply = b'l' + struct.pack('>I', (16 << 20) - 16) + b'N' * ((16 << 20) - 16)\n"
+            "view = memoryview(struct.pack('>I', len(reply)) + reply)\n"
+            "while view:\n    view = view[os.write(3, view):]\n"
+            "__import__('time').sleep(100)\n"
+            "def add(a, b):\n    return a + b\n")
+    verdict = pool.run(FunctionCallJob(program=body, entry_point="add", test=ADD_TEST,
+                                       limits=Limits(timeout_s=0.3)))
+    assert verdict.status is Status.TIMEOUT, verdict
+    assert verdict.duration_s < 1.5, verdict.duration_s
+    assert_pool_healthy(pool)
+
+
 @pytest.mark.parametrize(("body", "status", "shown"), [
     # The message of a candidate's exception reaches the verdict: a lone surrogate in it once made
     # `evaluate` fail to write any result.
     ("    raise ValueError('bad \\udc80 text')\n", Status.ERROR, "ValueError: bad \\udc80 text"),
     ("    raise AssertionError('\\udc80')\n", Status.FAILED, "\\udc80"),
     # An exception whose str() itself raises (an int over the 4300-digit conversion limit) once made
-    # the judge report its own failure ("judge error", sandbox_error) and restart the zygote.
-    ("    raise ValueError(10 ** 5000)\n", Status.ERROR, "ValueError: <ValueError message not printable"),
-    ("    raise AssertionError(10 ** 5000)\n", Status.FAILED, "not printable"),
+    # the judge report its own failure ("judge error", sandbox_error) and restart the zygote. The verdict
+    # shows the message the child made of it.
+    ("    raise ValueError(10 ** 5000)\n", Status.ERROR, "ValueError: <unprintable>"),
+    ("    raise AssertionError(10 ** 5000)\n", Status.FAILED, "<unprintable>"),
     # A SyntaxError naming the test's file was taken for the trusted code failing to compile: a wrong
     # program turned its verdict into "not a verdict on the code" (sandbox_error).
     ("    raise SyntaxError('bad', ('<test>', 3, 1, 'x', 3, 2))\n", Status.ERROR, "SyntaxError: bad"),

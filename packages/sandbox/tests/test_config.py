@@ -21,6 +21,9 @@ def test_limits_defaults_are_sane():
     ({"timeout_s": 0}, "timeout_s"), ({"timeout_s": float("inf")}, "finite"), ({"memory_mb": 10}, "64 MiB"),
     ({"max_processes": 1}, "max_processes"), ({"max_output_bytes": -1}, "max_output_bytes"),
     ({"timeout_s": "5"}, "number"), ({"max_value_depth": 10_000}, "500"), ({"memory_mb": True}, "number"),
+    # Past these the child's rlimits overflow or are refused, and every sample would fail to start.
+    ({"memory_mb": (1 << 43) - 1}, "above its maximum 1.04858e\\+06 MiB"), ({"cpu_s": 1e300}, "maximum"),
+    ({"max_open_files": 1 << 21}, "maximum"), ({"max_file_bytes": 1 << 70}, "maximum"),
 ])
 def test_limits_validation(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -45,6 +48,11 @@ def test_job_validation():
         ProgramJob(program="", language="cobol")
     with pytest.raises(ValueError, match="identifier"):
         UnittestJob(program="", test="", module_name="a-b")
+    # A lone surrogate cannot be fed as stdin (it once crashed the judge: "judge error", worker restart);
+    # surrogateescape'd bytes can.
+    with pytest.raises(ValueError, match=r"'\\ud800' at position 2, a lone surrogate"):
+        ProgramJob(program="", stdin="ab\ud800")
+    assert ProgramJob(program="", stdin="a\udc99").stdin == "a\udc99"
 
 
 def test_language_table_has_python_implemented_and_compiled_rows_shaped():

@@ -199,3 +199,70 @@ def test_a_failing_child_answers_every_call_sent_ahead_before_it_is_stopped(pool
     verdict = pool.run(job(program, test))
     assert verdict.status is Status.FAILED and verdict.message == "assert f(2) == -1", verdict
     assert verdict.stdout.split("\n")[:6] == [f"answered {i}" for i in range(6)], verdict.stdout
+
+
+# The child's reader of the channel holds requests sent ahead that it has not handled yet: a candidate
+# that looks (gc) knows whether its calls were sent ahead (the first run) or come one by one (a run
+# again after a divergence), and answers wrongly only in the first.
+RUN_AWARE = ("import gc\ndef f(x):\n    global AHEAD\n    if 'AHEAD' not in globals():\n"
+             "        chans = [o for o in gc.get_objects() if type(o).__name__ == 'FdChannel']\n"
+             "        AHEAD = any(len(c._buffer) > c._pos for c in chans)\n"
+             "    return -x if AHEAD and x == 1 else x\n")
+
+
+def test_a_failing_run_judged_again_gets_no_second_try_at_the_calls_it_took(pool):
+    # The failing assert's message calls the candidate again (as six HumanEval tests do); the recording
+    # never evaluates it, so the real run diverges there and the job runs again call by call. That run
+    # once judged every call afresh: a candidate telling the runs apart, or one answering at random,
+    # got a second try (a coin flip passed HumanEval/77 75% of the time, not 50%).
+    test = "for i in range(4):\n    assert f(i) == i, 'got %r' % f(i)\n"
+    verdict = pool.run(job(RUN_AWARE, test))
+    assert verdict.status is Status.FAILED and verdict.message == "assert f(i) == i, 'got %r' % f(i)  # got 1"
+    # Judged from the start call by call (a test naming a clock is never sent ahead) it passes: the
+    # failure above comes from the first run's answer, replayed.
+    clocked = "import time\n" + test
+    assert pool.run(job(RUN_AWARE, clocked)).status is Status.PASSED
+
+
+class FakeSession:
+    """A stand-in for ChildSession in a unit test: answers each live request from a list."""
+
+    def __init__(self, answers):
+        self.fatal = None
+        self.limits = Limits()
+        self.answers = list(answers)
+        self.requests = []
+
+    def request(self, body):
+        self.requests.append(body)
+        return self.answers.pop(0)
+
+    def stop(self, status, message):
+        from coding_framework.sandbox.session import Stop
+
+        return Stop(status, message)
+
+
+def test_replayed_answers_stand_until_the_test_takes_another_path():
+    from coding_framework.sandbox import plain_data
+    from coding_framework.sandbox.proxy import CandidateProxy, _digest
+    from coding_framework.sandbox.session import Stop
+
+    def ok(value):
+        return plain_data.encode(("ok", value))
+
+    def request(*args):
+        return plain_data.encode_request((args, {}), max_bytes=1 << 20, max_depth=10)
+
+    first = [(request(0), ok("first"), None), (request(1), None, _digest(ok("big"))),
+             (request(2), ok(2), None)]
+    session = FakeSession([ok("again"), ok("big"), ok("live"), ok("later")])
+    proxy = CandidateProxy(session, "f", replay=first)
+    assert proxy(0) == "first"  # the child ran the call again; the first run's answer stands
+    assert proxy(1) == "big"  # compared by digest: the same answer
+    assert proxy(3) == "live"  # not the first run's call 2: its answers stop here
+    assert proxy(2) == "later"
+    assert session.requests == [request(0), request(1), request(3), request(2)]
+    changed = CandidateProxy(FakeSession([ok("other")]), "f", replay=first[1:])
+    with pytest.raises(Stop, match="answered call 1 differently when the job was run again"):
+        changed(1)

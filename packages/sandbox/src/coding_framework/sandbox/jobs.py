@@ -68,6 +68,12 @@ class ProgramJob:
     def __post_init__(self) -> None:
         _require_str("ProgramJob", "program", self.program)
         _require_str("ProgramJob", "stdin", self.stdin)
+        try:  # as the judge feeds it: U+DC80-U+DCFF stand for the raw bytes of surrogateescape decoding
+            self.stdin.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"ProgramJob.stdin holds {exc.object[exc.start]!r} at position {exc.start}, a lone surrogate "
+                "that is neither text nor a surrogateescape'd byte; pass valid text") from None
         if self.expected_stdout is not None:
             _require_str("ProgramJob", "expected_stdout", self.expected_stdout)
         get_language(self.language)

@@ -32,6 +32,7 @@ from coding_framework.sandbox.cgroups import WorkerCgroup
 from coding_framework.sandbox.isolation import SANDBOX_UID
 from coding_framework.sandbox.limits import Limits
 from coding_framework.sandbox.proxy import (
+    MAX_MESSAGE_CHARS,
     CandidateError,
     CandidateProxy,
     SandboxUsageError,
@@ -229,12 +230,19 @@ class Judge:
         except ZygoteLost as exc:
             self._restart()
             result = {"status": Status.SANDBOX_ERROR.value, "message": str(exc)}
+        except TrustedTimeout:  # the alarm went off where no handler of the job's kind was left to see it
+            self.alarm.disarm()
+            self._restart()  # the sample may still be running: its zygote goes with it
+            result = {"status": Status.TIMEOUT.value,
+                      "message": f"wall-clock limit of {job['limits']['timeout_s']:g}s exceeded"}
         except Exception as exc:
             self._restart()
             result = {"status": Status.SANDBOX_ERROR.value,
                       "message": f"judge error: {describe(type(exc).__name__, exception_text(exc))}",
                       "stderr": traceback.format_exc()[-4000:]}
         result.setdefault("duration_s", time.monotonic() - started)
+        if len(result.get("message", "")) > 2 * MAX_MESSAGE_CHARS:  # a verdict's message stays small
+            result["message"] = result["message"][:2 * MAX_MESSAGE_CHARS] + "…"
         return result
 
     def _restart(self) -> None:
@@ -245,10 +253,12 @@ class Judge:
     def _run_function(self, job: dict, limits: Limits, started: float) -> dict:
         sent_ahead = self._record_calls(job, limits, started + limits.timeout_s)
         result = self._function_attempt(job, limits, started, started + limits.timeout_s, sent_ahead)
-        if result is None:
+        if isinstance(result, list):
             # The calls sent ahead did not match the test's (see speculation.py): the job again, in a
-            # fresh child, call by call, with a full time limit of its own.
-            result = self._function_attempt(job, limits, started, time.monotonic() + limits.timeout_s, [])
+            # fresh child, call by call, with a full time limit of its own; the test gets the first
+            # run's answers to the calls it already took there (proxy.CandidateProxy).
+            result = self._function_attempt(job, limits, started, time.monotonic() + limits.timeout_s, [],
+                                            replay=result)
         return result
 
     def _record_calls(self, job: dict, limits: Limits, deadline: float) -> list[bytes]:
@@ -293,67 +303,72 @@ class Judge:
         return [] if clocks.read else recorder.calls
 
     def _function_attempt(self, job: dict, limits: Limits, started: float, deadline: float,
-                          sent_ahead: list[bytes]) -> dict | None:
-        """Run the job once; None when the calls sent ahead turn out not to be the test's."""
+                          sent_ahead: list[bytes], replay: list = ()) -> dict | list:
+        """Run the job once: its result, or, when the calls sent ahead turn out not to be the test's, the
+        answers the test took before that (to replay in a run call by call)."""
         session = self.zygote.start_child(child_module.FUNCTION, limits, deadline)
         sources = {"<setup>": job.get("setup", ""), "<test>": job["test"]}
         status, message = Status.PASSED, ""
-        failure = None  # a failing assert, described only once the child is gone (its life shows no work)
+        # What failed, described only once the child is gone: its life after its last answer must not
+        # show whether the judge had a failure to describe (benchmarks/sandbox/verdict_timing.py).
+        failure: BaseException | None = None
         alarm = self.alarm
         proxy = None
         state = random.getstate()
         try:
-            load = plain_data.encode_request((job["program"], job["entry_point"]), max_bytes=1 << 30)
-            session.send_frames([load, *sent_ahead])
             try:
-                reply = decode_reply(session.receive(), 4)
-            except (plain_data.DecodeError, RecursionError):
-                reply = None
-            if type(reply) is tuple and reply[:1] == ("load_error",) and len(reply) == 3:
-                status, message = Status.ERROR, describe(str(reply[1]), str(reply[2]))
-            elif reply != ("ready",):
-                status, message = Status.ERROR, "the candidate sent a malformed reply while loading"
-            else:
-                namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
-                alarm.arm(deadline)
+                alarm.arm(deadline)  # from here on, the judge's own work on what the child sends is timed
+                load = plain_data.encode_request((job["program"], job["entry_point"]), max_bytes=1 << 30)
+                session.send_frames([load, *sent_ahead])
                 try:
-                    exec(_compiled(job.get("setup", ""), "<setup>"), namespace)
-                except Exception as exc:
-                    what = describe(type(exc).__name__, exception_text(exc))
-                    raise SandboxUsageError(f"the setup code raised {what}") from exc
-                proxy = CandidateProxy(session, job["entry_point"], sent_ahead)
-                namespace["candidate"] = namespace[job["entry_point"]] = proxy
-                exec(_compiled(job["test"], "<test>"), namespace)
-                check = namespace.get("check")
-                if callable(check):
-                    check(proxy)
-        except speculation.Diverged:
-            pass
-        except ZygoteLost:
-            raise  # our fault, not the candidate's: Judge.run restarts the zygote (sandbox_error)
-        except Stop as stop:
-            status, message = stop.status, stop.message
-        except TrustedTimeout:
-            status, message = Status.TIMEOUT, f"wall-clock limit of {limits.timeout_s:g}s exceeded"
-        except AssertionError as exc:
-            status, failure = Status.FAILED, exc
-        except CandidateError as exc:
-            status, message = Status.ERROR, str(exc)
-        except SandboxUsageError as exc:
-            status, message = Status.SANDBOX_ERROR, str(exc)
-        except SyntaxError as exc:
-            if exc.filename in sources and not getattr(exc, "raised_by_candidate", False):
-                status, message = Status.SANDBOX_ERROR, f"the trusted code does not compile: {exc}"
-            else:
-                status, message = Status.ERROR, describe(type(exc).__name__, exception_text(exc))
-        except BaseException as exc:
-            status, message = Status.ERROR, describe(type(exc).__name__, exception_text(exc))
+                    reply = decode_reply(session.receive(), 4)
+                except (plain_data.DecodeError, RecursionError):
+                    reply = None
+                if (type(reply) is tuple and len(reply) == 3 and reply[0] == "load_error"
+                        and type(reply[1]) is str and type(reply[2]) is str):
+                    status, message = Status.ERROR, describe(reply[1][:200], reply[2][:MAX_MESSAGE_CHARS])
+                elif reply != ("ready",):
+                    status, message = Status.ERROR, "the candidate sent a malformed reply while loading"
+                else:
+                    namespace: dict = {"__name__": "__test__", "__builtins__": builtins}
+                    try:
+                        exec(_compiled(job.get("setup", ""), "<setup>"), namespace)
+                    except Exception as exc:
+                        what = describe(type(exc).__name__, exception_text(exc))
+                        raise SandboxUsageError(f"the setup code raised {what}") from exc
+                    proxy = CandidateProxy(session, job["entry_point"], sent_ahead, replay)
+                    namespace["candidate"] = namespace[job["entry_point"]] = proxy
+                    exec(_compiled(job["test"], "<test>"), namespace)
+                    check = namespace.get("check")
+                    if callable(check):
+                        check(proxy)
+            except speculation.Diverged:
+                pass
+            except ZygoteLost:
+                raise  # our fault, not the candidate's: Judge.run restarts the zygote (sandbox_error)
+            except Stop as stop:
+                status, message = stop.status, stop.message
+            except TrustedTimeout:
+                status, message = Status.TIMEOUT, f"wall-clock limit of {limits.timeout_s:g}s exceeded"
+            except CandidateError as exc:
+                status, message = Status.ERROR, str(exc)
+            except SandboxUsageError as exc:
+                status, message = Status.SANDBOX_ERROR, str(exc)
+            except SyntaxError as exc:
+                if exc.filename in sources and not getattr(exc, "raised_by_candidate", False):
+                    status, message = Status.SANDBOX_ERROR, f"the trusted code does not compile: {exc}"
+                else:
+                    status, failure = Status.ERROR, exc
+            except BaseException as exc:
+                status, failure = (Status.FAILED if isinstance(exc, AssertionError) else Status.ERROR), exc
+        except TrustedTimeout:  # the alarm went off in a handler above, past the deadline
+            status, failure = Status.TIMEOUT, None
+            message = f"wall-clock limit of {limits.timeout_s:g}s exceeded"
         finally:
-            # The child answers every call sent ahead, pass or fail (proxy.take_unanswered). Still under
-            # the job's alarm: decoding those answers is bounded by the job's deadline, as in the test.
-            unanswered = proxy.unanswered_ahead if proxy is not None else 0
             try:
-                if unanswered:
+                # The child answers every call sent ahead, pass or fail (proxy.take_unanswered); still
+                # under the job's alarm, as the test was.
+                if proxy is not None and proxy.unanswered_ahead:
                     proxy.take_unanswered()
             except TrustedTimeout:
                 pass
@@ -362,8 +377,10 @@ class Judge:
                 alarm.disarm()
                 session.end()
         if failure is not None:
-            message = describe_assertion(failure, sources)
+            message = (describe_assertion(failure, sources) if status is Status.FAILED
+                       else describe(type(failure).__name__, exception_text(failure)))
             failure = None  # its traceback holds the test's frames
+        unanswered = proxy.unanswered_ahead if proxy is not None else 0
         new_ooms = self.zygote.new_oom_kills()
         # Calls sent ahead that the test never made have run too: they must not decide anything. A
         # pass stands only if they did not go over a limit the test's own calls might have (the job
@@ -371,7 +388,7 @@ class Judge:
         if (proxy is not None and proxy.diverged) or (
                 unanswered and status is Status.PASSED and (session.output_exceeded or new_ooms)):
             random.setstate(state)
-            return None
+            return proxy.taken
         if session.fatal is not None and status is not Status.FAILED:
             status, message = session.fatal.status, session.fatal.message
         if session.output_exceeded and not unanswered:

@@ -5,6 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+# Largest value of each limit: beyond these the kernel refuses the rlimit or its byte count overflows,
+# and the child could not start (a week of wall time is past any test's need).
+_MAXIMA = {"timeout_s": 7 * 86400.0, "cpu_s": 7 * 86400.0, "memory_mb": 1 << 20, "max_output_bytes": 1 << 40,
+           "max_processes": 1 << 22, "max_open_files": 1 << 20, "max_file_bytes": 1 << 40,
+           "max_value_bytes": 1 << 40, "max_value_depth": 500}
+_UNITS = {"timeout_s": " s", "cpu_s": " s", "memory_mb": " MiB (1 TiB)"}
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -41,6 +48,9 @@ class Limits:
                 raise TypeError(f"Limits.{f.name} must be a number, got {value!r}")
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"Limits.{f.name} must be a finite number > 0, got {value!r}")
+            if value > _MAXIMA[f.name]:
+                raise ValueError(f"Limits.{f.name}={value!r} is above its maximum "
+                                 f"{_MAXIMA[f.name]:g}{_UNITS.get(f.name, '')}; lower it")
         if self.memory_mb < 64:
             raise ValueError(
                 f"Limits.memory_mb={self.memory_mb} is below 64 MiB, too small for a Python interpreter; "
@@ -50,8 +60,6 @@ class Limits:
             raise ValueError("Limits.max_processes must be >= 2 (the candidate itself needs one)")
         if self.max_open_files < 16:
             raise ValueError("Limits.max_open_files must be >= 16 (Python needs a few descriptors)")
-        if self.max_value_depth > 500:
-            raise ValueError("Limits.max_value_depth must be <= 500 (decoding recurses once per level)")
 
     @property
     def effective_cpu_s(self) -> int:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import builtins
+import hashlib
 import time
 
 from coding_framework.sandbox import plain_data
@@ -24,10 +25,31 @@ class SandboxUsageError(Exception):
     """The trusted test tried to send something that is not plain data."""
 
 
-class CandidateProxy:
-    """Callable bound to `candidate` and the entry point's name in the trusted test namespace."""
+# An answer the test took: (request, reply frame, None), or (request, None, digest of the frame) past
+# KEPT_ANSWER_BYTES of frames kept by one run.
+Answer = tuple[bytes, bytes | None, bytes | None]
+KEPT_ANSWER_BYTES = 64 << 20
+MAX_MESSAGE_CHARS = 4000
+"""Longest message of a candidate's exception the judge keeps (a well-behaved child sends at most this)."""
 
-    def __init__(self, session: ChildSession, name: str, sent_ahead: list[bytes] = ()):
+
+def _digest(frame: bytes) -> bytes:
+    return hashlib.blake2b(frame, digest_size=16).digest()
+
+
+class CandidateProxy:
+    """Callable bound to `candidate` and the entry point's name in the trusted test namespace.
+
+    A run whose calls were sent ahead keeps the answers the test took (`taken`). When that run is
+    dropped (the test made a call other than the recorded one) the job runs again call by call with
+    those answers as `replay`: the child makes the same calls again, in the same order, but the test
+    gets the first run's answers to them. Each call is judged on one answer, as in a single run; a
+    candidate whose answers change from run to run (random, or telling the runs apart) gets no
+    second try at a call the first run already judged.
+    """
+
+    def __init__(self, session: ChildSession, name: str, sent_ahead: list[bytes] = (),
+                 replay: list[Answer] = ()):
         self._session = session
         self.__name__ = self.__qualname__ = name
         self.calls = 0
@@ -35,6 +57,9 @@ class CandidateProxy:
         # Requests already sent to the child, which answers them in order: call i must be exactly
         # sent_ahead[i] for its answer to be the one a call-by-call run would get.
         self._sent_ahead = sent_ahead
+        self._replay = replay
+        self.taken: list[Answer] = []
+        self._kept_bytes = 0
 
     def __repr__(self) -> str:
         return f"<sandboxed function {self.__name__}>"
@@ -97,17 +122,44 @@ class CandidateProxy:
         index = self.calls
         self.calls += 1
         if index < len(self._sent_ahead):
-            if self.diverged or body != self._sent_ahead[index]:
+            if body != self._sent_ahead[index]:
                 self.diverged = True
                 raise Diverged()
             frame = session.receive()
+            self._keep(body, frame)
         else:
             frame = session.request(body)
+            if index < len(self._replay):
+                frame = self._replayed(index, body, frame)
+            elif self._sent_ahead:
+                self._keep(body, frame)
         try:
             reply = decode_reply(frame, limits.max_value_depth + 2)
         except (plain_data.DecodeError, RecursionError) as exc:
             raise session.stop(Status.ERROR, f"the candidate sent a malformed reply: {exc}") from None
         return _unpack(session, reply)
+
+
+    def _keep(self, body: bytes, frame: bytes) -> None:
+        if self._kept_bytes + len(frame) <= KEPT_ANSWER_BYTES:
+            self._kept_bytes += len(frame)
+            self.taken.append((body, frame, None))
+        else:
+            self.taken.append((body, None, _digest(frame)))
+
+    def _replayed(self, index: int, body: bytes, frame: bytes) -> bytes:
+        """The first run's answer to call `index`, which the child has just answered again."""
+        request, kept, digest = self._replay[index]
+        if body != request:
+            self._replay = ()  # the test took another path than the first run's: live answers from here
+            return frame
+        if kept is not None:
+            return kept
+        if _digest(frame) == digest:
+            return frame
+        raise self._session.stop(
+            Status.ERROR, f"the candidate answered call {index + 1} differently when the job was run again "
+            "(a large answer, compared rather than kept): its answers must not depend on the run")
 
 
 _IMMUTABLE_SCALARS = frozenset((type(None), bool, int, float, complex, str, bytes))
@@ -153,7 +205,12 @@ def _rebuilt(cls: type, args: tuple, message: str) -> BaseException | None:
 
 def exception_text(exc: BaseException) -> str:
     """str(exc), which can itself raise for what a candidate put in the arguments (an int of 5000
-    digits, an object whose __str__ fails): then the type's name with what could not be shown."""
+    digits, an object whose __str__ fails): then the type's name with what could not be shown. For an
+    exception the candidate raised, the message its child sent (str(exc) there, at most
+    MAX_MESSAGE_CHARS): building it here from the arguments could take seconds."""
+    message = getattr(exc, "candidate_message", None)
+    if type(message) is str:
+        return message
     try:
         return str(exc)
     except Exception as inner:
@@ -174,6 +231,7 @@ def _unpack(session: ChildSession, reply: object):
     well_formed = len(reply) == 5 and all(type(x) is str for x in reply[1:4]) and type(reply[4]) is tuple
     if op == "raise" and well_formed:
         _, name, message, kind, args = reply
+        name, message = name[:200], message[:MAX_MESSAGE_CHARS]
         if name == "MemoryError":
             raise session.stop(Status.MEMORY, describe("MemoryError", message))
         if kind == "fatal":
@@ -184,6 +242,7 @@ def _unpack(session: ChildSession, reply: object):
             exc = _rebuilt(cls, args, message)
             if exc is not None:
                 exc.raised_by_candidate = True  # e.g. a SyntaxError naming "<test>" is not the test's
+                exc.candidate_message = message  # what the verdict shows: str(exc) of huge args is slow
                 raise exc
         raise CandidateError(describe(name, message))
     if op == "bad_value" and len(reply) == 2:
