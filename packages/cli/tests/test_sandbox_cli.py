@@ -39,10 +39,11 @@ def _wait_healthy(proc: subprocess.Popen, url: str, timeout_s: float = 60) -> No
 
 
 @pytest.fixture
-def server():
+def server(request):
     port = _free_port()
+    extra = getattr(request, "param", [])
     proc = subprocess.Popen(
-        [str(CLI), "sandbox", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        [str(CLI), "sandbox", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -63,6 +64,26 @@ def test_serves_run_code_and_stops_cleanly_on_ctrl_c(server):
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=30) == 0
     assert "sandbox service on http://127.0.0.1" in proc.stderr.read()
+
+
+@pytest.mark.parametrize("server", [["--max-memory-mb", "1024", "--max-body-mb", "1"]], indirect=True)
+def test_caps_on_requests_are_set_from_the_command_line(server):
+    proc, url = server
+    _wait_healthy(proc, url)
+    body = {"code": "print(1)", "language": "python", "memory_limit_MB": 1025}
+    over = httpx.post(f"{url}/run_code", json=body, timeout=30)
+    assert over.status_code == 422 and "over the server's cap 1024" in over.text
+    big = httpx.post(f"{url}/run_code", json={**body, "code": "#" + "x" * (1 << 20)}, timeout=30)
+    assert big.status_code == 413
+    assert httpx.post(f"{url}/run_code", json={**body, "memory_limit_MB": 1024}, timeout=30).json()[
+        "status"] == "Success"
+
+
+def test_a_pending_budget_below_one_body_is_a_usage_error():
+    result = CliRunner().invoke(app, ["sandbox", "serve", "--max-body-mb", "64", "--max-pending-mb", "32"],
+                                terminal_width=200)
+    assert result.exit_code == 2
+    assert "--max-pending-mb (32) must be at least --max-body-mb (64)" in result.output
 
 
 def test_port_in_use_fails(server):

@@ -146,6 +146,71 @@ def test_bad_requests_are_422(url):
     assert over.status_code == 422 and "cap" in over.text
 
 
+@pytest.mark.parametrize("body", [
+    # JSON that Python parses but the model refuses: FastAPI's 422 repeated the value, could not
+    # serialise it, and answered 500 with a traceback in the log.
+    b'{"code": "1", "language": "python", "run_timeout": NaN}',
+    b'{"code": "1", "language": "python", "memory_limit_MB": NaN}',
+    b'{"code": "1", "language": "python", "run_timeout": "\\ud800"}',
+])
+def test_invalid_values_are_422_naming_the_field(url, body):
+    response = httpx.post(f"{url}/run_code", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"][0]["loc"][-1] in ("run_timeout", "memory_limit_MB")
+
+
+def test_memory_limits_over_the_servers_cap_are_422(url):
+    # Any value up to 2**43 - 1 MiB was taken as the program's address-space cap: no limit at all.
+    over = httpx.post(f"{url}/run_code", json={"code": "1", "language": "python", "memory_limit_MB": 8193})
+    assert over.status_code == 422 and "memory_limit_MB 8193 is over the server's cap 8192" in over.text
+    assert _run(url, code="print(1)", memory_limit_MB=8192)["status"] == "Success"
+
+
+def test_stdin_that_is_not_text_is_a_sandbox_error_not_a_judge_crash(url):
+    body = b'{"code": "print(1)", "language": "python", "stdin": "a\\ud800"}'  # JSON may hold one
+    response = httpx.post(f"{url}/run_code", content=body, headers={"content-type": "application/json"})
+    out = response.json()
+    assert response.status_code == 200, response.text
+    assert out["status"] == "SandboxError" and "lone surrogate" in out["message"], out
+    assert _run(url, code="print(input())", stdin="fine")["run_result"]["stdout"] == "fine\n"
+
+
+def test_bodies_over_the_limits_are_refused():
+    with SandboxPool(workers=1) as pool, _serving(create_app(
+            pool, max_body_bytes=1 << 16, max_pending_bytes=1 << 17)) as base:
+        big = httpx.post(f"{base}/run_code", json={"code": "#" + "x" * (1 << 16), "language": "python"})
+        assert big.status_code == 413, big.text
+        # Two requests of 60 KiB in flight (both sleeping) hold 120 KiB: a third is told to retry.
+        body = {"code": "import time; time.sleep(2)  #" + "x" * 60_000, "language": "python"}
+        with ThreadPoolExecutor(2) as ex:
+            slow = [ex.submit(httpx.post, f"{base}/run_code", json=body, timeout=30) for _ in range(2)]
+            time.sleep(0.8)
+            refused = httpx.post(f"{base}/run_code", json=body, timeout=30)
+            assert refused.status_code == 503 and "retry" in refused.text, refused.text
+            assert [f.result().json()["status"] for f in slow] == ["Success", "Success"]
+        assert _run(base, code="print(5)")["run_result"]["stdout"] == "5\n"  # the count went back down
+
+
+def test_jobs_of_clients_that_went_away_are_dropped():
+    # One worker, busy for 2 s; then six clients each give up after 0.3 s on a 3 s job. Their jobs once
+    # all ran (18 s), ahead of every later request; a job whose client left before a worker took it
+    # is now dropped.
+    with SandboxPool(workers=1) as pool, _serving(create_app(pool)) as base:
+        with ThreadPoolExecutor(1) as ex:
+            busy = ex.submit(_run, base, code="import time; time.sleep(2)")
+            time.sleep(0.3)
+            for _ in range(6):
+                with pytest.raises(httpx.TimeoutException):
+                    httpx.post(f"{base}/run_code", timeout=0.3,
+                               json={"code": "import time; time.sleep(3)", "language": "python"})
+            started = time.monotonic()
+            assert _run(base, code="print(7)")["run_result"]["stdout"] == "7\n"
+            waited = time.monotonic() - started
+            assert busy.result()["status"] == "Success"
+        # Behind the busy job (~1 s left) and at most the two taken before their clients left: 7 s.
+        assert waited < 8, waited
+
+
 def test_concurrent_requests(url):
     codes = [f"print({i} * {i})" for i in range(12)]
     with ThreadPoolExecutor(6) as ex:

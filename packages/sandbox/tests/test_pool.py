@@ -23,6 +23,17 @@ def test_jobs_queued_behind_a_judge_that_dies_are_run_by_its_successor():
     assert [v.status for v in verdicts[1:]] == [Status.PASSED, Status.FAILED] * 2
 
 
+def test_a_job_cancelled_before_a_worker_takes_it_never_runs():
+    # A worker holds two jobs at its judge; the rest wait in the pool's queue, where cancel() drops them.
+    sleep = ProgramJob(program="import time\ntime.sleep(0.5)\nprint('slept')\n")
+    with SandboxPool(workers=1) as pool:
+        futures = [pool.submit(sleep) for _ in range(4)]
+        assert futures[3].cancel() and futures[2].cancel()
+        assert [f.result().stdout for f in futures[:2]] == ["slept\n", "slept\n"]
+        assert futures[2].cancelled() and futures[3].cancelled()
+        assert pool.run(GOOD).status is Status.PASSED  # the worker skipped them and goes on
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to pin two workers apart")
 def test_each_worker_is_pinned_to_its_own_core_unless_asked_not_to():
     cores = sorted(os.sched_getaffinity(0))

@@ -38,6 +38,19 @@ def serve(
         float,
         typer.Option("--max-run-timeout", min=0.001, help="Largest run_timeout (seconds) a request may ask."),
     ] = 300.0,
+    max_memory_mb: Annotated[
+        int,
+        typer.Option("--max-memory-mb", min=64, help="Largest memory_limit_MB (MiB) a request may ask."),
+    ] = 8192,
+    max_body_mb: Annotated[
+        int,
+        typer.Option("--max-body-mb", min=1, help="Largest request body in MiB (413 above it)."),
+    ] = 32,
+    max_pending_mb: Annotated[
+        int,
+        typer.Option("--max-pending-mb", min=1,
+                     help="MiB of request bodies held at once, over all requests in flight (503 above it)."),
+    ] = 256,
 ) -> None:
     """Serve POST /run_code (SandboxFusion's API), GET /health and GET /v1/ping until interrupted."""
     try:
@@ -46,6 +59,9 @@ def serve(
         raise _fail(str(exc), EXIT_MISSING_EXTRA) from None
     from coding_framework.sandbox import SandboxPool, SandboxStartError
 
+    if max_pending_mb < max_body_mb:
+        raise _fail(f"--max-pending-mb ({max_pending_mb}) must be at least --max-body-mb ({max_body_mb}): "
+                    "a request of the largest size could never be taken", 2)
     # The pool starts before the server so that a sandbox that cannot start is a one-line error
     # here, not a traceback from inside uvicorn's startup.
     try:
@@ -56,7 +72,9 @@ def serve(
         Console(stderr=True).print(
             f"sandbox service on http://{host}:{port} (POST /run_code, GET /health); Ctrl-C stops it"
         )
-        http_service.serve(host, port, pool=pool, max_run_timeout_s=max_run_timeout)
+        http_service.serve(host, port, pool=pool, max_run_timeout_s=max_run_timeout,
+                           max_memory_mb=max_memory_mb, max_body_bytes=max_body_mb << 20,
+                           max_pending_bytes=max_pending_mb << 20)
     finally:
         pool.close()
 

@@ -10,21 +10,33 @@ Differences from SandboxFusion, each reported to the caller rather than ignored 
 - only the languages the pool implements run; any other gets status SandboxError naming them;
 - `files` and `fetch_files` must be empty (SandboxError otherwise): the pool's jobs carry no files;
 - `compile_timeout` is accepted and unused (nothing is compiled for Python);
-- `run_timeout` above the server's cap is a 422 error rather than a very long job.
+- `run_timeout` and `memory_limit_MB` above the server's caps are 422 errors rather than a very long
+  job or no memory limit;
+- a body over `max_body_bytes` is refused with 413, and a request arriving while the bodies of requests
+  in flight (read, queued or running) hold more than `max_pending_bytes` with 503 (the server's memory
+  is bounded by them, not by its clients);
+- the job of a client that disconnects before a worker takes it is dropped (a client that timed out,
+  as VERL's does after compile_timeout + run_timeout + 10 s, does not leave work in the queue).
+
+Its threat model is the code it runs, not its clients: serve it on a private network or behind a
+reverse proxy that times out idle and slow connections (uvicorn alone keeps a connection that never
+sends its headers, and enough of them use up the process's file descriptors).
 
 Needs the `service` extra: `pip install 'coding-framework-sandbox[service]'` (fastapi, uvicorn).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 try:
     import fastapi
-    from fastapi.concurrency import run_in_threadpool
+    from fastapi.exceptions import RequestValidationError
     from pydantic import BaseModel, ConfigDict, Field
 except ImportError as exc:  # pragma: no cover - exercised only without the extra installed
     raise ImportError(
@@ -35,6 +47,13 @@ from coding_framework.sandbox import Limits, ProgramJob, SandboxPool, Status, Ve
 
 DEFAULT_MAX_RUN_TIMEOUT_S = 300.0
 """Longest `run_timeout` a request may ask for, unless the server is started with another cap."""
+DEFAULT_MAX_MEMORY_MB = 8192
+"""Largest `memory_limit_MB` a request may ask for."""
+DEFAULT_MAX_BODY_BYTES = 32 << 20
+"""Largest request body (code and stdin together, as JSON)."""
+DEFAULT_MAX_PENDING_BYTES = 256 << 20
+"""Request bodies the server holds at once, over every request in flight."""
+_DISCONNECT_POLL_S = 0.5
 
 
 class RunCodeRequest(BaseModel):
@@ -130,20 +149,71 @@ def build_job(request: RunCodeRequest, defaults: Limits) -> ProgramJob:
     )
 
 
+class _PendingBytes:
+    """ASGI middleware: counts the body bytes of every request in flight, from the first byte read to
+    the end of its response, and refuses a request (503) whose body would take the count past `limit`."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit, self.held = app, limit, 0
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        held = 0
+
+        async def counted():
+            nonlocal held
+            message = await receive()
+            size = len(message.get("body", b"")) if message["type"] == "http.request" else 0
+            if size and self.held + size > self.limit:
+                raise fastapi.HTTPException(
+                    status_code=503, headers={"Retry-After": "1"},
+                    detail=f"the server holds {self.held} bytes of requests in flight, its limit is "
+                           f"{self.limit}: retry when fewer are queued")
+            held += size
+            self.held += size
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        finally:
+            self.held -= held
+
+
+def _validation_error(request: fastapi.Request, exc: RequestValidationError) -> fastapi.Response:
+    """422 naming each invalid field, without echoing its value (FastAPI's default repeats the input,
+    which fails to serialise for NaN or a lone surrogate and became a 500; it also sent huge inputs
+    back)."""
+    detail = [{"loc": [str(part) for part in error.get("loc", ())], "msg": str(error.get("msg", "")),
+               "type": str(error.get("type", ""))} for error in exc.errors()]
+    return fastapi.Response(json.dumps({"detail": detail}, ensure_ascii=True), status_code=422,
+                            media_type="application/json")
+
+
 def create_app(
     pool: SandboxPool | None = None,
     *,
     workers: int | None = None,
     limits: Limits | None = None,
     max_run_timeout_s: float = DEFAULT_MAX_RUN_TIMEOUT_S,
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
 ) -> fastapi.FastAPI:
     """The FastAPI app. With `pool` given the caller owns it; otherwise the app starts a
     SandboxPool(workers, limits) at startup and closes it at shutdown.
 
-    `limits` are the defaults each request's run_timeout / memory_limit_MB override.
+    `limits` are the defaults each request's run_timeout / memory_limit_MB override, up to
+    `max_run_timeout_s` and `max_memory_mb`. Bodies over `max_body_bytes` get 413; requests arriving
+    while those in flight hold `max_pending_bytes` get 503.
     """
     if not max_run_timeout_s > 0:
         raise ValueError(f"max_run_timeout_s must be positive, got {max_run_timeout_s}")
+    for name, value, least in (("max_memory_mb", max_memory_mb, 64), ("max_body_bytes", max_body_bytes, 1),
+                               ("max_pending_bytes", max_pending_bytes, max_body_bytes)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an int of at least {least}, got {value!r}")
     defaults = limits or Limits()
     state: dict[str, SandboxPool] = {}
 
@@ -164,22 +234,34 @@ def create_app(
         title="coding-framework sandbox",
         description="SandboxFusion-compatible code execution backed by coding_framework.sandbox.",
         lifespan=lifespan,
+        max_body_size=max_body_bytes,
     )
+    app.add_middleware(_PendingBytes, limit=max_pending_bytes)
+    app.add_exception_handler(RequestValidationError, _validation_error)
 
     @app.post("/run_code", response_model=RunCodeResponse)
-    async def run_code(request: RunCodeRequest) -> RunCodeResponse:
+    async def run_code(request: RunCodeRequest, http: fastapi.Request) -> RunCodeResponse:
         if request.run_timeout > max_run_timeout_s:
             raise fastapi.HTTPException(
                 status_code=422,
                 detail=f"run_timeout {request.run_timeout} s is over the server's cap {max_run_timeout_s} s",
+            )
+        if request.memory_limit_MB > max_memory_mb:
+            raise fastapi.HTTPException(
+                status_code=422,
+                detail=f"memory_limit_MB {request.memory_limit_MB} is over the server's cap {max_memory_mb}",
             )
         try:
             job = build_job(request, defaults)
         except (ValueError, TypeError) as exc:
             return sandbox_error(str(exc))
         try:
-            # The pool blocks until the job ends; a worker thread keeps the event loop serving.
-            verdict = await run_in_threadpool(state["pool"].run, job)
+            future = state["pool"].submit(job)
+            waiter = asyncio.wrap_future(future)
+            while not (await asyncio.wait({waiter}, timeout=_DISCONNECT_POLL_S))[0]:
+                if await http.is_disconnected() and future.cancel():
+                    return sandbox_error("the client went away before the job started; it did not run")
+            verdict = waiter.result()
         except Exception as exc:  # the pool failing is our error, reported in the protocol's terms
             return sandbox_error(f"{type(exc).__name__}: {exc}")
         return to_response(verdict)
@@ -204,6 +286,9 @@ def serve(
     workers: int | None = None,
     limits: Limits | None = None,
     max_run_timeout_s: float = DEFAULT_MAX_RUN_TIMEOUT_S,
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
     log_level: str = "info",
 ) -> None:
     """Serve the app with uvicorn until interrupted (one process; concurrency comes from the pool)."""
@@ -213,5 +298,7 @@ def serve(
         raise ImportError(
             "the sandbox HTTP service needs uvicorn: pip install 'coding-framework-sandbox[service]'"
         ) from exc
-    app = create_app(pool, workers=workers, limits=limits, max_run_timeout_s=max_run_timeout_s)
+    app = create_app(pool, workers=workers, limits=limits, max_run_timeout_s=max_run_timeout_s,
+                     max_memory_mb=max_memory_mb, max_body_bytes=max_body_bytes,
+                     max_pending_bytes=max_pending_bytes)
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -259,21 +259,27 @@ class SandboxPool:
 
     def run_many(self, jobs) -> list[Verdict]:
         """Run jobs in parallel over the workers; verdicts in input order."""
+        encoded: dict[Limits, dict] = {}
+        futures = [self._submit(job, encoded) for job in jobs]
+        return [f.result() for f in futures]
+
+    def submit(self, job: Job) -> Future:
+        """Queue one job; its Future's result is the Verdict. `future.cancel()` succeeds, and the job
+        never runs, until a worker takes it (a server drops the jobs of clients that went away)."""
+        return self._submit(job, {})
+
+    def _submit(self, job: Job, encoded: dict[Limits, dict]) -> Future:
         if self._closed:
             raise RuntimeError("this SandboxPool is closed")
-        futures = []
-        encoded: dict[Limits, dict] = {}
-        for job in jobs:
-            limits = job.limits or self.limits
-            if limits not in encoded:
-                encoded[limits] = limits.to_dict()
-            payload = job_to_dict(job, encoded[limits])
-            future: Future = Future()
-            # Jobs and verdicts travel as marshal: both ends are trusted processes of this package
-            # (nothing a candidate writes reaches this socket), and it is ~5x cheaper than JSON.
-            self._queue.put((marshal.dumps(payload), float(encoded[limits]["timeout_s"]), future))
-            futures.append(future)
-        return [f.result() for f in futures]
+        limits = job.limits or self.limits
+        if limits not in encoded:
+            encoded[limits] = limits.to_dict()
+        payload = job_to_dict(job, encoded[limits])
+        future: Future = Future()
+        # Jobs and verdicts travel as marshal: both ends are trusted processes of this package
+        # (nothing a candidate writes reaches this socket), and it is ~5x cheaper than JSON.
+        self._queue.put((marshal.dumps(payload), float(encoded[limits]["timeout_s"]), future))
+        return future
 
     def _serve(self, worker: _Worker) -> None:
         """Feed one worker: up to PIPELINE jobs sit at its judge, so that it starts the next job as soon
@@ -293,6 +299,8 @@ class SandboxPool:
                     if item is None:
                         closing = True
                         break
+                    if not item[2].set_running_or_notify_cancel():
+                        continue  # cancelled while queued
                 try:
                     worker.send(item[0])
                 except BaseException as exc:
