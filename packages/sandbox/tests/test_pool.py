@@ -32,6 +32,9 @@ def test_a_job_cancelled_before_a_worker_takes_it_never_runs():
         assert [f.result().stdout for f in futures[:2]] == ["slept\n", "slept\n"]
         assert futures[2].cancelled() and futures[3].cancelled()
         assert pool.run(GOOD).status is Status.PASSED  # the worker skipped them and goes on
+    for use in (lambda: pool.submit(GOOD), lambda: pool.run_many([])):
+        with pytest.raises(RuntimeError, match="closed"):
+            use()
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to pin two workers apart")

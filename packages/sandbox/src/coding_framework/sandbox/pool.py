@@ -259,6 +259,8 @@ class SandboxPool:
 
     def run_many(self, jobs) -> list[Verdict]:
         """Run jobs in parallel over the workers; verdicts in input order."""
+        if self._closed:
+            raise RuntimeError("this SandboxPool is closed")
         encoded: dict[Limits, dict] = {}
         futures = [self._submit(job, encoded) for job in jobs]
         return [f.result() for f in futures]
