@@ -13,7 +13,8 @@ which checks that each call it makes is byte for byte the recorded one. Conseque
 - Every answer the test uses was computed by the child after exactly the calls the test made before
   it, in the same order, so it is what a call-by-call run would have produced.
 - If the test makes a different call (`Diverged`), the attempt is dropped and the judge runs the job
-  again in a fresh child, call by call.
+  again in a fresh child, call by call, where the test gets the first attempt's answers to the calls
+  it took there (proxy.CandidateProxy): no call is judged twice.
 - The child answers every recorded call, also those the real test never makes (it failed early, or
   stopped sooner): the judge waits for those answers before it stops the child, so that the child's
   life does not tell it whether it passed (proxy.take_unanswered). They cannot turn a verdict into a
