@@ -109,7 +109,7 @@ class FakeDegradedPool:
             stacklevel=2,
         )
 
-    def run_many(self, jobs):
+    def run_many(self, jobs, *, keep_output=True):
         from coding_framework.sandbox import Status, Verdict
 
         return [Verdict(status=Status.PASSED) for _ in jobs]

@@ -125,7 +125,7 @@ class FakeAlternatingPool:
         self.seen = 0
         self.closed = False
 
-    def run_many(self, jobs):
+    def run_many(self, jobs, *, keep_output=True):
         from coding_framework.sandbox import Status, Verdict
 
         out = []

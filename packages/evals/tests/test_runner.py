@@ -23,7 +23,8 @@ class FakePool:
         self.closed = False
         FakePool.instances.append(self)
 
-    def run_many(self, jobs):
+    def run_many(self, jobs, *, keep_output=True):
+        self.kept_output = keep_output
         self.jobs.extend(jobs)
         out = []
         for job in jobs:
@@ -42,7 +43,7 @@ class FakePool:
 
 
 class FakeBrokenPool(FakePool):
-    def run_many(self, jobs):
+    def run_many(self, jobs, *, keep_output=True):
         raise RuntimeError("worker crashed")
 
 
@@ -101,6 +102,7 @@ def test_results_follow_input_order_and_keep_keys(tmp_path):
     assert rows[3]["result"] == "timed out"
     assert rows[5]["result"] == "error: ValueError: bad"
     assert rows[0]["completion"] == "    return x  # passed"
+    assert FakePool.instances[-1].kept_output is False  # outputs are never written: not held either
 
 
 def test_summary_counts_and_pass_at_k(tmp_path):

@@ -45,3 +45,18 @@ def test_each_worker_is_pinned_to_its_own_core_unless_asked_not_to():
     assert seen <= {str([core]) for core in cores[:2]} and len(seen) == 2, seen
     with SandboxPool(workers=2, pin_workers=False) as free:
         assert {v.stdout.strip() for v in free.run_many([AFFINITY] * 4)} == {str(cores)}
+
+
+def test_run_many_without_output_drops_it_in_the_judge_and_keeps_the_verdicts():
+    # A long evaluation writes no output: holding up to 2 MiB per verdict until the end would not do.
+    loud = FunctionCallJob(program="import sys\ndef f():\n    print('o' * 1000)\n"
+                                   "    print('e', file=sys.stderr)\n    return 1\n",
+                           entry_point="f", test="assert f() == 1\n")
+    program = ProgramJob(program="print(21 * 2)\n", expected_stdout="42")
+    with SandboxPool(workers=1) as pool:
+        kept = pool.run_many([loud, program])
+        dropped = pool.run_many([loud, program, WRONG], keep_output=False)
+    assert [(v.status, len(v.stdout), v.stderr) for v in kept] == [
+        (Status.PASSED, 1001, "e\n"), (Status.PASSED, 3, "")]
+    assert [(v.status, v.stdout, v.stderr) for v in dropped] == [
+        (Status.PASSED, "", ""), (Status.PASSED, "", ""), (Status.FAILED, "", "")]

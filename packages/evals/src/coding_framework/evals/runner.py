@@ -37,7 +37,7 @@ from coding_framework.sandbox import Limits, SandboxPool, Verdict
 class Pool(Protocol):
     """What the runner needs from a sandbox pool (SandboxPool has it)."""
 
-    def run_many(self, jobs: Sequence[Any]) -> list[Verdict]: ...
+    def run_many(self, jobs: Sequence[Any], *, keep_output: bool = True) -> list[Verdict]: ...
 
     def close(self) -> None: ...
 
@@ -144,7 +144,8 @@ def evaluate_samples(
         for s in samples
     ]
     jobs = [job for parts in per_sample for job in parts.values() if not isinstance(job, Verdict)]
-    verdicts = pool.run_many(jobs) if jobs else []
+    # No sample's output is kept: none is written, and up to 2 MiB each would add up over a long run.
+    verdicts = pool.run_many(jobs, keep_output=False) if jobs else []
     if len(verdicts) != len(jobs):
         raise RuntimeError(f"sandbox returned {len(verdicts)} verdicts for {len(jobs)} jobs")
     answers = iter(verdicts)

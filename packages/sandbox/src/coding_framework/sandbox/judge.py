@@ -48,6 +48,10 @@ MAX_JOB_BYTES = 1 << 30
 # How long the recording run of a test may take (speculation.py): a slower test just sends fewer calls
 # ahead, and wastes at most this much on its second run.
 RECORDING_BUDGET_S = 0.05
+# Where the trusted code's `random` starts in every function-call job: tests that draw their inputs
+# (HumanEval 38, 50, 53) get the same ones whatever ran before in this judge, so a sample's verdict
+# does not depend on which samples, passing or failing where, shared its worker before it.
+TEST_RANDOM_STATE = random.Random(0).getstate()
 
 
 # Judged once per judge at start-up (Judge.start).
@@ -241,6 +245,10 @@ class Judge:
                       "message": f"judge error: {describe(type(exc).__name__, exception_text(exc))}",
                       "stderr": traceback.format_exc()[-4000:]}
         result.setdefault("duration_s", time.monotonic() - started)
+        if job.get("keep_output") is False:  # the pool's run_many(keep_output=False)
+            result["stdout"] = ""
+            if result["status"] != Status.SANDBOX_ERROR.value:  # our own traceback stays
+                result["stderr"] = ""
         if len(result.get("message", "")) > 2 * MAX_MESSAGE_CHARS:  # a verdict's message stays small
             result["message"] = result["message"][:2 * MAX_MESSAGE_CHARS] + "…"
         return result
@@ -251,6 +259,7 @@ class Judge:
 
     # -- function-call jobs ----------------------------------------------------------------------
     def _run_function(self, job: dict, limits: Limits, started: float) -> dict:
+        random.setstate(TEST_RANDOM_STATE)
         sent_ahead = self._record_calls(job, limits, started + limits.timeout_s)
         result = self._function_attempt(job, limits, started, started + limits.timeout_s, sent_ahead)
         if isinstance(result, list):

@@ -257,26 +257,31 @@ class SandboxPool:
         """Run one job and return its verdict."""
         return self.run_many([job])[0]
 
-    def run_many(self, jobs) -> list[Verdict]:
-        """Run jobs in parallel over the workers; verdicts in input order."""
+    def run_many(self, jobs, *, keep_output: bool = True) -> list[Verdict]:
+        """Run jobs in parallel over the workers; verdicts in input order.
+
+        `keep_output=False`: verdicts come back with empty `stdout` and `stderr` (the judges drop them),
+        so that a long run's memory does not grow by up to twice `max_output_bytes` per job."""
         if self._closed:
             raise RuntimeError("this SandboxPool is closed")
         encoded: dict[Limits, dict] = {}
-        futures = [self._submit(job, encoded) for job in jobs]
+        futures = [self._submit(job, encoded, keep_output) for job in jobs]
         return [f.result() for f in futures]
 
     def submit(self, job: Job) -> Future:
         """Queue one job; its Future's result is the Verdict. `future.cancel()` succeeds, and the job
         never runs, until a worker takes it (a server drops the jobs of clients that went away)."""
-        return self._submit(job, {})
+        return self._submit(job, {}, True)
 
-    def _submit(self, job: Job, encoded: dict[Limits, dict]) -> Future:
+    def _submit(self, job: Job, encoded: dict[Limits, dict], keep_output: bool) -> Future:
         if self._closed:
             raise RuntimeError("this SandboxPool is closed")
         limits = job.limits or self.limits
         if limits not in encoded:
             encoded[limits] = limits.to_dict()
         payload = job_to_dict(job, encoded[limits])
+        if not keep_output:
+            payload["keep_output"] = False
         future: Future = Future()
         # Jobs and verdicts travel as marshal: both ends are trusted processes of this package
         # (nothing a candidate writes reaches this socket), and it is ~5x cheaper than JSON.
