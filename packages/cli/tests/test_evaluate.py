@@ -215,3 +215,33 @@ def test_installed_command_exit_codes(tmp_path):
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.strip() == f"error: {samples}:1: not valid JSON (Expecting value at column 1)"
+
+
+def test_sigterm_mid_run_keeps_the_verdicts_so_far_and_the_same_command_resumes(tmp_path):
+    # Each sample spends 0.2 s loading; the run is stopped once some verdicts are on disk.
+    canonical = PROBLEMS["HumanEval/0"].canonical_solution + "\nimport time\ntime.sleep(0.2)\n"
+    rows = [{"task_id": "HumanEval/0", "completion": canonical if i % 4 else "    return True\n", "i": i}
+            for i in range(40)]
+    samples = _write_samples(tmp_path / "s.jsonl", rows)
+    out, partial = tmp_path / "r.jsonl", tmp_path / "r.jsonl.partial"
+    command = [str(CLI), "evaluate", "--samples", str(samples), "--output", str(out), "--k", "1",
+               "--workers", "2"]
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not partial.exists() or len(partial.read_text().splitlines()) < 4):
+        time.sleep(0.05)
+    proc.terminate()
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert stderr.strip() == (f"error: interrupted: verdicts so far are kept in {partial}; "
+                              "rerun the same command to resume")
+    kept = len(partial.read_text().splitlines()) - 1
+    assert 3 <= kept < 40 and not out.exists()
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert again.returncode == 0, again.stderr
+    summary = json.loads((tmp_path / "r_summary.json").read_text())
+    assert summary["resumed"] == kept and summary["n_samples"] == 40
+    assert [r["passed"] for r in _read_jsonl(out)] == [bool(i % 4) for i in range(40)]
+    assert not partial.exists()

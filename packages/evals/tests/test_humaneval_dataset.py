@@ -4,12 +4,14 @@ import pytest
 
 from coding_framework.evals.datasets.humaneval import (
     HumanEvalProblem,
+    _defines_check,
     default_problem_file,
     humaneval_job,
     load_humaneval,
+    trusted_setup,
 )
 from coding_framework.evals.errors import DatasetNotFoundError, InputFileError
-from coding_framework.sandbox import FunctionCallJob
+from coding_framework.sandbox import FunctionCallJob, SandboxPool, Status
 
 
 def test_packaged_humaneval_has_164_problems_in_order():
@@ -74,7 +76,7 @@ def test_missing_field_names_the_line(tmp_path):
     path = _write(
         tmp_path / "p.jsonl",
         [
-            {"task_id": "X/1", "prompt": "", "entry_point": "f", "test": ""},
+            {"task_id": "X/1", "prompt": "", "entry_point": "f", "test": "def check(c): pass\n"},
             {"task_id": "X/2", "prompt": "", "test": ""},
         ],
     )
@@ -83,7 +85,7 @@ def test_missing_field_names_the_line(tmp_path):
 
 
 def test_duplicate_task_id_is_rejected(tmp_path):
-    row = {"task_id": "X/1", "prompt": "", "entry_point": "f", "test": ""}
+    row = {"task_id": "X/1", "prompt": "", "entry_point": "f", "test": "def check(c): pass\n"}
     path = _write(tmp_path / "p.jsonl", [row, row])
     with pytest.raises(InputFileError, match=r"p\.jsonl:2: task id 'X/1' appears twice"):
         load_humaneval(path)
@@ -99,3 +101,45 @@ def test_empty_problem_file_is_rejected(tmp_path):
     path.write_text("\n")
     with pytest.raises(InputFileError, match="no problems"):
         load_humaneval(path)
+
+
+@pytest.mark.parametrize("test", ["", "def chek(candidate):\n    assert candidate(1) == 2\n",
+                                  "check = None\n"])
+def test_a_test_that_defines_no_check_is_refused(tmp_path, test):
+    # The harness calls check(candidate); without one no sample could fail (the official harness
+    # fails every sample on the NameError instead: either way the file is broken).
+    path = _write(tmp_path / "p.jsonl", [{"task_id": "X/1", "prompt": "", "entry_point": "f", "test": test}])
+    with pytest.raises(InputFileError, match=r"p\.jsonl:1: X/1: the test defines no function `check"):
+        load_humaneval(path)
+
+
+def test_a_lambda_check_and_a_test_that_does_not_compile_load():
+    # The second is reported per sample by the sandbox, as broken trusted code.
+    for test in ("check = lambda candidate: None\n", "def check(candidate):\n    assert (\n"):
+        assert _defines_check(test)
+
+
+@pytest.mark.parametrize("entry_point", ["", "f; import os", "def", "f(x)"])
+def test_entry_point_must_be_a_function_name(tmp_path, entry_point):
+    row = {"task_id": "X/1", "prompt": "", "entry_point": entry_point, "test": "def check(c): pass\n"}
+    with pytest.raises(InputFileError, match=r"p\.jsonl:1: X/1: entry_point must be the name"):
+        load_humaneval(_write(tmp_path / "p.jsonl", [row]))
+
+
+def test_trusted_setup_is_what_of_a_prompt_compiles_alone():
+    helpers = "import math\n\n\ndef helper(x):\n    return math.floor(x)\n\n\n"
+    assert trusted_setup(helpers + 'def f(x):\n    """Doc."""\n') == helpers + 'def f(x):\n    """Doc."""\n'
+    assert trusted_setup(helpers + "def f(x):\n") == helpers
+    assert trusted_setup(helpers + "@decorator\ndef f(x):\n    if x:\n") == helpers
+    assert trusted_setup("def f(x):\n") == ""
+
+
+def test_a_prompt_that_stops_before_the_body_still_judges_right():
+    # The official harness runs prompt + completion + test only: a prompt without a docstring (or cut
+    # inside the body) is fine there, so it must be here; the test's helper from the prompt still works.
+    problem = HumanEvalProblem("X/1", "def helper(x):\n    return x + 1\n\n\ndef f(x):\n", "f",
+                               "def check(candidate):\n    assert candidate(2) == helper(2)\n")
+    with SandboxPool(workers=1) as pool:
+        right, wrong = pool.run_many([humaneval_job(problem, "    return x + 1\n"),
+                                      humaneval_job(problem, "    return x\n")])
+    assert (right.status, wrong.status) == (Status.PASSED, Status.FAILED), (right, wrong)

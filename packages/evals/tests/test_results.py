@@ -112,4 +112,5 @@ def test_summary_json(tmp_path):
         "options": {},
         "timeout_s": None,
         "warnings": [],
+        "resumed": 0,
     }

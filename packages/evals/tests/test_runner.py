@@ -1,13 +1,20 @@
 """The evaluation pipeline with a fake sandbox pool; the real sandbox is in test_sandbox_integration.py."""
 
+import dataclasses
 import json
 import os
+from concurrent.futures import Future
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
-from coding_framework.evals.errors import InputFileError, UnknownBenchmarkError, UnknownTaskError
+from coding_framework.evals.errors import (
+    InputFileError,
+    OutputFileError,
+    UnknownBenchmarkError,
+    UnknownTaskError,
+)
 from coding_framework.evals.runner import EvalConfig, evaluate_file
 from coding_framework.sandbox import FunctionCallJob, Limits, Status, Verdict
 
@@ -42,6 +49,30 @@ class FakePool:
         self.closed = True
 
 
+class FakeSubmitPool(FakePool):
+    """A FakePool fed job by job (as SandboxPool is): the job numbered `interrupt_at` is interrupted
+    (Ctrl-C while waiting for it), and the jobs after it are left queued, never run."""
+
+    interrupt_at: ClassVar[int | None] = None
+
+    def submit(self, job, *, keep_output=True):
+        future: Future = Future()
+        number = len(self.jobs)
+        if self.interrupt_at is None or number < self.interrupt_at:
+            future.set_result(self.run_many([job], keep_output=keep_output)[0])
+        elif number == self.interrupt_at:
+            future.set_exception(KeyboardInterrupt())
+            self.jobs.append(job)
+        else:
+            self.queued.append(future)
+            self.jobs.append(job)
+        return future
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.queued: list[Future] = []
+
+
 class FakeBrokenPool(FakePool):
     def run_many(self, jobs, *, keep_output=True):
         raise RuntimeError("worker crashed")
@@ -50,6 +81,7 @@ class FakeBrokenPool(FakePool):
 @pytest.fixture(autouse=True)
 def _reset():
     FakePool.instances.clear()
+    FakeSubmitPool.interrupt_at = None
 
 
 def _problems(tmp_path: Path) -> Path:
@@ -145,7 +177,8 @@ def test_jobs_carry_humaneval_semantics_and_the_pool_gets_the_limits(tmp_path):
     }
     (job,) = pool.jobs
     assert job.program == "def f1(x):\n    return x  # passed"
-    assert (job.entry_point, job.setup) == ("f1", "def f1(x):\n")
+    # The prompt stops before the body: the trusted setup is what of it compiles alone (nothing here).
+    assert (job.entry_point, job.setup) == ("f1", "")
     assert pool.closed
 
 
@@ -202,6 +235,29 @@ def test_bad_input_fails_before_any_pool_starts(tmp_path):
     assert FakePool.instances == []
 
 
+def test_outputs_that_would_replace_an_input_or_cannot_be_written_fail_before_any_pool_starts(tmp_path):
+    problems = _problems(tmp_path)
+    samples = _samples(tmp_path, PLAN).rename(tmp_path / "s_summary.json")
+    before = {p: p.read_bytes() for p in (problems, samples)}
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "r_summary.json").mkdir()
+    cases = [
+        (problems, r"writing .*problems\.jsonl would overwrite the input file .*problems\.jsonl"),
+        # s.jsonl's summary is s_summary.json: here, the samples file itself.
+        (tmp_path / "s.jsonl", r"writing .*s_summary\.json would overwrite the input file"),
+        (fifo, r"cannot write .*out\.fifo: it exists and is a device, FIFO or socket"),
+        (tmp_path / "r.jsonl", r"cannot write .*r_summary\.json: it exists and is a directory"),
+        (Path("/proc/r.jsonl"), r"cannot write /proc/r\.jsonl"),
+    ]
+    for output, message in cases:
+        with pytest.raises(OutputFileError, match=message):
+            evaluate_file(EvalConfig(samples, problem_file=problems, output_file=output),
+                          pool_factory=FakePool)
+    assert FakePool.instances == []
+    assert {p: p.read_bytes() for p in before} == before and not fifo.is_file()
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -216,3 +272,65 @@ def test_bad_input_fails_before_any_pool_starts(tmp_path):
 def test_config_rejects_bad_values(kwargs):
     with pytest.raises(ValueError):
         EvalConfig(Path("s.jsonl"), **kwargs)
+
+
+def test_an_interrupted_run_resumes_where_it_stopped_and_only_judges_the_rest(tmp_path):
+    samples, problems = _samples(tmp_path, PLAN), _problems(tmp_path)
+    clean = evaluate_file(EvalConfig(samples, problem_file=problems,
+                                     output_file=tmp_path / "clean.jsonl"),
+                          pool_factory=FakePool)
+    config = EvalConfig(samples, problem_file=problems, output_file=tmp_path / "r.jsonl")
+    partial = tmp_path / "r.jsonl.partial"
+    FakeSubmitPool.interrupt_at = 4
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_file(config, pool_factory=FakeSubmitPool)
+    first = FakePool.instances[-1]
+    assert first.closed and all(f.cancelled() for f in first.queued) and len(first.queued) == len(PLAN) - 5
+    assert not (tmp_path / "r.jsonl").exists()
+    assert [json.loads(line)["i"] for line in partial.read_text().splitlines()[1:]] == [0, 1, 2, 3]
+
+    FakeSubmitPool.interrupt_at = None
+    resumed = evaluate_file(config, pool_factory=FakeSubmitPool)
+    assert [j.program for j in FakePool.instances[-1].jobs] == [
+        f"def f{task[-1]}(x):\n    return x  # {marker}" for task, marker in PLAN[4:]]
+    assert resumed.results == clean.results and resumed.summary.resumed == 4
+    assert resumed.summary.pass_at_k == clean.summary.pass_at_k
+    assert (tmp_path / "r.jsonl").read_text() == (tmp_path / "clean.jsonl").read_text()
+    assert not partial.exists()
+
+
+def test_a_resumed_run_rejudges_what_changed(tmp_path):
+    problems = _problems(tmp_path)
+    samples = _samples(tmp_path, PLAN)
+    config = EvalConfig(samples, problem_file=problems, output_file=tmp_path / "r.jsonl")
+    FakeSubmitPool.interrupt_at = 6
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_file(config, pool_factory=FakeSubmitPool)
+    partial = tmp_path / "r.jsonl.partial"
+    partial.write_text(partial.read_text() + '{"i": 5, "key": "torn')  # a crash mid-write
+    FakeSubmitPool.interrupt_at = None
+    # Sample 1 now differs (its verdict too): it is judged again; so are those never judged.
+    changed = [*PLAN[:1], ("T/1", "passed"), *PLAN[2:]]
+    _samples(tmp_path, changed)
+    again = evaluate_file(config, pool_factory=FakeSubmitPool)
+    assert again.summary.resumed == 5 and [r.status for r in again.results] == [m for _, m in changed]
+    assert len(FakePool.instances[-1].jobs) == len(PLAN) - 5
+    # Another time limit is another run: nothing is taken from the file it left.
+    FakeSubmitPool.interrupt_at = 3
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_file(config, pool_factory=FakeSubmitPool)
+    FakeSubmitPool.interrupt_at = None
+    other = evaluate_file(dataclasses.replace(config, timeout_s=1.5), pool_factory=FakeSubmitPool)
+    assert other.summary.resumed == 0 and len(FakePool.instances[-1].jobs) == len(PLAN)
+
+
+def test_two_runs_cannot_write_one_results_file_at_once(tmp_path):
+    import fcntl
+
+    config = EvalConfig(_samples(tmp_path, PLAN), problem_file=_problems(tmp_path),
+                        output_file=tmp_path / "r.jsonl")
+    with open(tmp_path / "r.jsonl.partial", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(OutputFileError, match=r"another evaluation is writing the same results"):
+            evaluate_file(config, pool_factory=FakePool)
+    assert FakePool.instances == []

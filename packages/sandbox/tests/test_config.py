@@ -66,3 +66,17 @@ def test_verdict_round_trip_and_passed():
     assert Verdict.from_dict(verdict.to_dict()) == verdict
     assert not verdict.passed and Verdict(Status.PASSED).passed
     assert Status("output_limit") is Status.OUTPUT_LIMIT and Status.PASSED == "passed"
+
+
+@pytest.mark.parametrize("workers", [0, -1, True, 1.5, 10**9])
+def test_pool_refuses_worker_counts_it_cannot_use_before_starting_anything(workers):
+    # 10**9 used to build a billion worker records (memory climbing, no message) before failing.
+    import os
+
+    from coding_framework.sandbox import SandboxPool
+
+    with pytest.raises(ValueError, match="workers") as caught:
+        SandboxPool(workers=workers)
+    if workers == 10**9:
+        most = max(64, 8 * len(os.sched_getaffinity(0)))
+        assert f"at most {most} (8 per core" in str(caught.value)

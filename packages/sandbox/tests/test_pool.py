@@ -60,3 +60,26 @@ def test_run_many_without_output_drops_it_in_the_judge_and_keeps_the_verdicts():
         (Status.PASSED, 1001, "e\n"), (Status.PASSED, 3, "")]
     assert [(v.status, v.stdout, v.stderr) for v in dropped] == [
         (Status.PASSED, "", ""), (Status.PASSED, "", ""), (Status.FAILED, "", "")]
+
+
+def test_jobs_of_an_interrupted_run_many_are_dropped_not_run_by_close():
+    # Ctrl-C while run_many waits: the jobs still queued would otherwise all run before close() returns.
+    import signal
+    import time
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    slow = ProgramJob(program="import time\ntime.sleep(1)\n")
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with SandboxPool(workers=1) as pool:
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with pytest.raises(KeyboardInterrupt):
+                pool.run_many([slow] * 8)
+            start = time.monotonic()
+        closing = time.monotonic() - start
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    # At most the two jobs the worker holds finish (~2 s); the six queued (~6 s more) never run.
+    assert closing < 4, closing

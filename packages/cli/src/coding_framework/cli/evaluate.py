@@ -11,8 +11,11 @@ here), and every input problem it reports becomes a one-line message and a non-z
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,11 +27,13 @@ from coding_framework.cli import evaluate_compare
 
 # Exit codes: 0 the evaluation ran (whatever the verdicts), 1 bad input, 2 usage errors (typer's),
 # 3 the sandbox could not start or failed while running, 4 generation failed (finished samples are
-# saved; the same command resumes).
+# saved; the same command resumes), 130 interrupted (Ctrl-C or SIGTERM; verdicts so far are saved and
+# the same command resumes).
 EXIT_BAD_INPUT = 1
 EXIT_USAGE = 2
 EXIT_SANDBOX = 3
 EXIT_GENERATION = 4
+EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 DEFAULT_OUTPUT_ROOT = Path("eval-results")
 
 
@@ -71,6 +76,20 @@ def _warn(message: str) -> None:
 def _fail(message: str, code: int) -> typer.Exit:
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {message}", markup=True)
     return typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (a scheduler's stop, `kill`) ends an evaluation as Ctrl-C does: pool closed, verdicts so
+    far flushed to the results-so-far file, a one-line message."""
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _slug(text: str) -> str:
@@ -281,9 +300,17 @@ def evaluate(
             report=report,
             model=model_name,
         )
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _sigterm_interrupts():
             warnings.simplefilter("always", SandboxDegradedWarning)
-            evaluation = evaluate_file(config)
+            try:
+                evaluation = evaluate_file(config)
+            except KeyboardInterrupt:
+                from coding_framework.evals.checkpoint import partial_path_for
+
+                partial = partial_path_for(config.output_path)
+                kept = f"verdicts so far are kept in {partial}" if partial.exists() else "nothing was judged"
+                raise _fail(f"interrupted: {kept}; rerun the same command to resume",
+                            EXIT_INTERRUPTED) from None
         # A degraded sandbox is said once, on one line, rather than as a Python warning with source.
         for warning in caught:
             if issubclass(warning.category, SandboxDegradedWarning):

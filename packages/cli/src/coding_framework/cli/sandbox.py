@@ -68,6 +68,8 @@ def serve(
         pool = SandboxPool(workers=workers)
     except SandboxStartError as exc:
         raise _fail(f"the sandbox could not start: {exc}", EXIT_SANDBOX) from None
+    except ValueError as exc:  # more workers than the host can use
+        raise _fail(str(exc), 2) from None
     try:
         Console(stderr=True).print(
             f"sandbox service on http://{host}:{port} (POST /run_code, GET /health); Ctrl-C stops it"

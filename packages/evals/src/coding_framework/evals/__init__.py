@@ -35,6 +35,7 @@ from coding_framework.evals.errors import (
     GenerationError,
     InputFileError,
     ModelNotFoundError,
+    OutputFileError,
     UnknownBenchmarkError,
     UnknownTaskError,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "ModelNotFoundError",
     "Option",
     "Oracle",
+    "OutputFileError",
     "Prompt",
     "Sample",
     "SampleResult",

