@@ -249,6 +249,7 @@ class SandboxPool:
             warnings.warn(text, SandboxDegradedWarning, stacklevel=2)
             log.warning(text)
         self._queue: SimpleQueue = SimpleQueue()
+        self._encoded_limits: dict[Limits, dict] = {}
         self._closed = False
         self._threads = [threading.Thread(target=self._serve, args=(w,), daemon=True,
                                           name=f"sandbox-worker-{i}") for i, w in enumerate(self._workers)]
@@ -274,8 +275,7 @@ class SandboxPool:
         so that a long run's memory does not grow by up to twice `max_output_bytes` per job."""
         if self._closed:
             raise RuntimeError("this SandboxPool is closed")
-        encoded: dict[Limits, dict] = {}
-        futures = [self._submit(job, encoded, keep_output) for job in jobs]
+        futures = [self._submit(job, keep_output) for job in jobs]
         try:
             return [f.result() for f in futures]
         except BaseException:  # interrupted: the jobs nobody will read are dropped, not run by close()
@@ -287,21 +287,24 @@ class SandboxPool:
         """Queue one job; its Future's result is the Verdict. `future.cancel()` succeeds, and the job
         never runs, until a worker takes it (a server drops the jobs of clients that went away).
         `keep_output` as for run_many."""
-        return self._submit(job, {}, keep_output)
+        return self._submit(job, keep_output)
 
-    def _submit(self, job: Job, encoded: dict[Limits, dict], keep_output: bool) -> Future:
+    def _submit(self, job: Job, keep_output: bool) -> Future:
         if self._closed:
             raise RuntimeError("this SandboxPool is closed")
         limits = job.limits or self.limits
-        if limits not in encoded:
-            encoded[limits] = limits.to_dict()
-        payload = job_to_dict(job, encoded[limits])
+        encoded = self._encoded_limits.get(limits)
+        if encoded is None:
+            if len(self._encoded_limits) >= 256:  # per-task limits (evalplus) are many, not unbounded
+                self._encoded_limits.clear()
+            encoded = self._encoded_limits[limits] = limits.to_dict()
+        payload = job_to_dict(job, encoded)
         if not keep_output:
             payload["keep_output"] = False
         future: Future = Future()
         # Jobs and verdicts travel as marshal: both ends are trusted processes of this package
         # (nothing a candidate writes reaches this socket), and it is ~5x cheaper than JSON.
-        self._queue.put((marshal.dumps(payload), float(encoded[limits]["timeout_s"]), future))
+        self._queue.put((marshal.dumps(payload), float(encoded["timeout_s"]), future))
         return future
 
     def _serve(self, worker: _Worker) -> None:
