@@ -307,7 +307,9 @@ def test_a_resumed_run_rejudges_what_changed(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         evaluate_file(config, pool_factory=FakeSubmitPool)
     partial = tmp_path / "r.jsonl.partial"
-    partial.write_text(partial.read_text() + '{"i": 5, "key": "torn')  # a crash mid-write
+    first = json.loads(partial.read_text().splitlines()[1])
+    forged = {**first, "passed": "yes", "status": "error"}  # no record this module writes: ignored
+    partial.write_text(partial.read_text() + json.dumps(forged) + "\n" + '{"i": 5, "key": "torn')  # torn
     FakeSubmitPool.interrupt_at = None
     # Sample 1 now differs (its verdict too): it is judged again; so are those never judged.
     changed = [*PLAN[:1], ("T/1", "passed"), *PLAN[2:]]

@@ -18,14 +18,17 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import asdict
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
 from coding_framework.evals.errors import OutputFileError
 from coding_framework.evals.results import SampleResult
 from coding_framework.evals.samples import Sample
+from coding_framework.sandbox import Status
 
 FLUSH_S = 0.5
+_STATUSES = frozenset(status.value for status in Status)
 _FORMAT = "coding-framework-evals-partial/1"
 
 
@@ -43,8 +46,14 @@ def sample_key(sample: Sample) -> str:
 
 def run_key(benchmark: str, options: Mapping[str, Any], timeout_s: float, problems: Mapping[str, Any]) -> str:
     """What every recorded result depends on besides its sample (the benchmark, its options, the time
-    limit, the problems as loaded): a change to any of it starts afresh."""
-    settings = json.dumps([benchmark, dict(options), timeout_s], sort_keys=True, default=str)
+    limit, the problems as loaded, the judging packages' versions): a change to any of it starts afresh."""
+    versions = []
+    for dist in ("coding-framework-evals", "coding-framework-sandbox"):
+        try:
+            versions.append(metadata.version(dist))
+        except metadata.PackageNotFoundError:
+            versions.append("")
+    settings = json.dumps([benchmark, dict(options), timeout_s, versions], sort_keys=True, default=str)
     text = settings + repr(sorted(problems.items()))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -102,6 +111,9 @@ class Checkpoint:
                 result = SampleResult(**record)
             except (ValueError, KeyError, TypeError):
                 continue  # a torn line
+            if type(result.passed) is not bool or result.status not in _STATUSES or (
+                    result.passed != (result.status == Status.PASSED.value)):
+                continue  # not a record this module wrote
             if type(index) is int and 0 <= index < len(self._keys) and self._keys[index] == key:
                 done[index] = result
         return done
