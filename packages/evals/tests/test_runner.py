@@ -258,6 +258,21 @@ def test_outputs_that_would_replace_an_input_or_cannot_be_written_fail_before_an
     assert {p: p.read_bytes() for p in before} == before and not fifo.is_file()
 
 
+def test_an_output_over_the_packaged_humaneval_file_is_refused(tmp_path):
+    from coding_framework.evals.datasets.humaneval import default_problem_file
+
+    samples = _write_humaneval_samples(tmp_path)
+    with pytest.raises(OutputFileError, match=r"would overwrite the input file .*HumanEval\.jsonl\.gz"):
+        evaluate_file(EvalConfig(samples, output_file=default_problem_file()), pool_factory=FakePool)
+    assert FakePool.instances == []
+
+
+def _write_humaneval_samples(tmp_path: Path) -> Path:
+    path = tmp_path / "he.jsonl"
+    path.write_text(json.dumps({"task_id": "HumanEval/0", "completion": "    return True  # passed"}) + "\n")
+    return path
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

