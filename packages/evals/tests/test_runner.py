@@ -242,7 +242,9 @@ def test_outputs_that_would_replace_an_input_or_cannot_be_written_fail_before_an
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
     (tmp_path / "r_summary.json").mkdir()
+    os.link(problems, tmp_path / "h.jsonl.partial")  # a hard link to an input is that input
     cases = [
+        (tmp_path / "h.jsonl", r"writing .*h\.jsonl\.partial would overwrite the input file .*problems"),
         (problems, r"writing .*problems\.jsonl would overwrite the input file .*problems\.jsonl"),
         # s.jsonl's summary is s_summary.json: here, the samples file itself.
         (tmp_path / "s.jsonl", r"writing .*s_summary\.json would overwrite the input file"),
@@ -282,6 +284,7 @@ def _write_humaneval_samples(tmp_path: Path) -> Path:
         {"timeout_s": 0.0},
         {"timeout_s": -1.0},
         {"output_file": Path("s.jsonl")},
+        {"output_file": Path(".")},
     ],
 )
 def test_config_rejects_bad_values(kwargs):
@@ -351,3 +354,21 @@ def test_two_runs_cannot_write_one_results_file_at_once(tmp_path):
         with pytest.raises(OutputFileError, match=r"another evaluation is writing the same results"):
             evaluate_file(config, pool_factory=FakePool)
     assert FakePool.instances == []
+
+
+def test_a_run_started_over_another_runs_partial_file_can_itself_be_resumed(tmp_path):
+    # The stale file is started afresh, header first: without it, this run's records were lost too.
+    config = EvalConfig(_samples(tmp_path, PLAN), problem_file=_problems(tmp_path),
+                        output_file=tmp_path / "r.jsonl")
+    FakeSubmitPool.interrupt_at = 2
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_file(config, pool_factory=FakeSubmitPool)
+    other = dataclasses.replace(config, timeout_s=1.5)
+    FakeSubmitPool.interrupt_at = 5
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_file(other, pool_factory=FakeSubmitPool)
+    assert len(FakePool.instances[-1].jobs) == len(PLAN)  # nothing taken from the first run's file
+    FakeSubmitPool.interrupt_at = None
+    resumed = evaluate_file(other, pool_factory=FakeSubmitPool)
+    assert resumed.summary.resumed == 5 and len(FakePool.instances[-1].jobs) == len(PLAN) - 5
+    assert [r.status for r in resumed.results] == [m for _, m in PLAN]

@@ -87,12 +87,12 @@ class Checkpoint:
         handle.seek(0)
         text = handle.read()
         self.done = self._read(text.splitlines())
-        if not self.done:  # another run's (or nothing usable): start the file afresh
+        if not self.done:  # new, another run's, or nothing usable in it: start the file afresh
             handle.truncate(0)
+            handle.seek(0)
+            handle.write(json.dumps({"format": _FORMAT, "run": self._run}) + "\n")
         elif not text.endswith("\n"):
             handle.write("\n")  # end a torn last line, so that the next record starts a line of its own
-        if handle.tell() == 0:
-            handle.write(json.dumps({"format": _FORMAT, "run": self._run}) + "\n")
         self._handle = handle
         return self
 

@@ -6,6 +6,7 @@ sandbox pool, for callers that already hold one (a training loop's periodic eval
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import stat
@@ -95,6 +96,8 @@ class EvalConfig:
                 f"the samples file {self.samples_file} is not a regular file (a pipe or a device), so "
                 "results cannot go beside it: name the results file (--output FILE.jsonl)"
             )
+        if self.output_file is not None and Path(self.output_file).name in ("", ".", ".."):
+            raise ValueError(f"the output must name a file, got {os.fspath(self.output_file)!r}")
         if self.output_path.resolve() == Path(self.samples_file).resolve():
             raise ValueError(f"the output file would overwrite the samples file {self.samples_file}")
 
@@ -120,13 +123,22 @@ def check_outputs(config: EvalConfig, inputs: Sequence[str | os.PathLike[str] | 
     """Refuse, before any sample runs, output paths that would replace an input (samples, problems)
     or each other, that are not regular files, or whose folder takes no new file: found after the run,
     each would lose every verdict (or the input)."""
-    read = {os.path.realpath(p): p for p in inputs if p is not None}
+    read = {}  # by (device, inode): a hard link to an input is that input too
+    for p in inputs:
+        with contextlib.suppress(OSError):
+            if p is not None:
+                st = os.stat(p)
+                read[st.st_dev, st.st_ino] = p
     written: dict[str, Path] = {}
     for path in config.output_paths():
         target = os.fspath(check_writable_file(path))
-        if target in read:
-            raise OutputFileError(f"writing {path} would overwrite the input file {read[target]}; "
-                                  "name another output (--output)")
+        try:
+            st = os.stat(target)
+        except FileNotFoundError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) in read:
+            raise OutputFileError(f"writing {path} would overwrite the input file "
+                                  f"{read[st.st_dev, st.st_ino]}; name another output (--output)")
         if target in written:
             raise OutputFileError(f"{path} and {written[target]} are the same file; name another output")
         written[target] = path
