@@ -124,11 +124,10 @@ def check_outputs(config: EvalConfig, inputs: Sequence[str | os.PathLike[str] | 
     or each other, that are not regular files, or whose folder takes no new file: found after the run,
     each would lose every verdict (or the input)."""
     read = {}  # by (device, inode): a hard link to an input is that input too
-    for p in inputs:
+    for p in filter(None, inputs):
         with contextlib.suppress(OSError):
-            if p is not None:
-                st = os.stat(p)
-                read[st.st_dev, st.st_ino] = p
+            st = os.stat(p)
+            read[st.st_dev, st.st_ino] = p
     written: dict[str, Path] = {}
     for path in config.output_paths():
         target = os.fspath(check_writable_file(path))

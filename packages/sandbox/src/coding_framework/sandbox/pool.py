@@ -190,8 +190,9 @@ class SandboxPool:
             raise ValueError(f"workers must be a positive int or None (= cores), got {workers!r}")
         most = max(MIN_WORKER_CAP, WORKERS_PER_CORE_CAP * len(cpus))
         if workers > most:
-            raise ValueError(f"workers={workers} is more than this host can use: at most {most} (8 per "
-                             f"core, {len(cpus)} usable here); each worker is two processes and a cgroup")
+            raise ValueError(f"workers={workers} is more than this host can use: at most {most} "
+                             f"({WORKERS_PER_CORE_CAP} per core, {len(cpus)} usable here); each worker "
+                             "is two processes and a cgroup")
         if not isinstance(limits, Limits):
             raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
         if work_dir_mb < 1:
