@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from conftest import GOOD, WRONG
 
-from coding_framework.sandbox import FunctionCallJob, ProgramJob, SandboxPool, Status
+from coding_framework.sandbox import FunctionCallJob, Limits, ProgramJob, SandboxPool, Status
 
 AFFINITY = ProgramJob(program="import os\nprint(sorted(os.sched_getaffinity(0)))\n")
 
@@ -83,3 +87,83 @@ def test_jobs_of_an_interrupted_run_many_are_dropped_not_run_by_close():
         signal.signal(signal.SIGALRM, previous)
     # At most the two jobs the worker holds finish (~2 s); the six queued (~6 s more) never run.
     assert closing < 4, closing
+
+
+def _descendants(root: int) -> set[int]:
+    """Live (not zombie) processes below `root`, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        fields = _stat(int(entry))
+        if fields[:1] not in ([], ["Z"]):
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = set(), [root]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            found.add(pid)
+            todo.append(pid)
+    return found
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields after the command name: state, ppid, ... ([] once the pid is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            stat = fh.read()
+    except OSError:
+        return []
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def _alive(pid: int) -> bool:
+    return _stat(pid)[:1] not in ([], ["Z"])
+
+
+def test_a_pool_killed_mid_job_leaves_no_sandbox_process_running():
+    # The job would run for a minute; the pool's process is SIGKILLed while it runs. Its judge, zygotes
+    # and the sample must all be gone within seconds (judge.py's _Lifeline), not when the job times out,
+    # and the job queued behind it must never start.
+    script = (
+        "import sys, time\n"
+        "from coding_framework.sandbox import Limits, ProgramJob, SandboxPool\n"
+        "pool = SandboxPool(workers=1)\n"
+        "job = ProgramJob(program='import time\\ntime.sleep(60)\\n', limits=Limits(timeout_s=90))\n"
+        "for _ in range(2):\n"
+        "    pool.submit(job)\n"
+        "print('started', flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        assert proc.stdout.readline() == "started\n"
+        deadline = time.monotonic() + 30
+        while len(tree := _descendants(proc.pid)) < 4:  # judge, outer and inner zygote, the sample
+            assert time.monotonic() < deadline, f"the sample did not start: {tree}"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    killed = time.monotonic()
+    while (left := {pid for pid in tree if _alive(pid)}) and time.monotonic() - killed < 10:
+        time.sleep(0.05)
+    assert not left, f"still running {time.monotonic() - killed:.1f} s after the pool died: {left}"
+
+
+def test_a_zygote_killed_mid_job_is_a_prompt_sandbox_error_and_is_replaced():
+    # (The kernel's OOM killer may pick a zygote.) The judge must say so at once, not poll the dead
+    # zygote's socket until the job's time limit, and the next job must run in a new zygote.
+    sleep = ProgramJob(program="import time\ntime.sleep(60)\n", limits=Limits(timeout_s=90))
+    with SandboxPool(workers=1) as pool:
+        future = pool.submit(sleep)
+        judge = pool._workers[0].proc.pid
+        deadline = time.monotonic() + 30
+        while len(tree := _descendants(judge)) < 3:  # outer and inner zygote, the sample
+            assert time.monotonic() < deadline, f"the sample did not start: {tree}"
+            time.sleep(0.05)
+        outer = next(pid for pid in tree if _stat(pid)[1] == str(judge))  # the judge's own child
+        os.kill(outer, signal.SIGKILL)
+        killed = time.monotonic()
+        verdict = future.result(timeout=30)
+        assert time.monotonic() - killed < 5
+        assert verdict.status is Status.SANDBOX_ERROR and "zygote is gone" in verdict.message
+        assert pool.run(GOOD).status is Status.PASSED

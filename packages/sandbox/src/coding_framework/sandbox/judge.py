@@ -18,10 +18,12 @@ import json
 import marshal
 import os
 import random
+import select
 import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 import traceback
 
@@ -203,6 +205,17 @@ class Judge:
     def __init__(self, config: dict):
         self.zygote = Zygote(config)
         self.alarm = _Alarm()
+        self.abandoned = False  # set by the lifeline thread: nobody will read this judge's verdicts
+
+    def abandon(self) -> None:
+        """End the running job at once (called from _Lifeline's thread when the pool is gone): kill the
+        zygote, and with it (parent-death signal, then the end of its PID namespace) the sample. The
+        job's own code then sees its child gone, and nothing restarts the zygote."""
+        self.abandoned = True
+        proc = self.zygote.proc
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                proc.kill()
 
     def start(self, spawned: tuple[subprocess.Popen, socket.socket] | None = None) -> dict:
         """Start the zygote and judge one known-good job in it: a host where children cannot set
@@ -254,6 +267,8 @@ class Judge:
         return result
 
     def _restart(self) -> None:
+        if self.abandoned:
+            return
         with contextlib.suppress(Exception):
             self.zygote.restart()
 
@@ -568,6 +583,36 @@ class _Alarm:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+class _Lifeline:
+    """The judge's tie to the pool's process. A pool that dies (SIGKILL, OOM) closes its end of the
+    socket, but the judge reads that socket only between jobs: a job under way would run to its time
+    limit (a server's run_timeout, minutes) with nobody left to read the verdict. A thread that sleeps
+    in poll() on the socket's hang-up ends such a job at once (Judge.abandon), and the serve loop starts
+    no job queued behind it. A parent-death signal cannot do this: it follows the thread that started
+    the judge, and pools start judges from short-lived threads.
+
+    `busy` (set by the serve loop before it looks at `gone`) and `gone` (set by the thread before it
+    looks at `busy`) are written in opposite orders, so a hang-up that comes as a job starts is seen by
+    one side or the other."""
+
+    def __init__(self, sock: socket.socket, judge: Judge):
+        self.judge = judge
+        self.busy = False
+        self.gone = False
+        threading.Thread(target=self._watch, args=(sock.fileno(),), name="cf-lifeline", daemon=True).start()
+
+    def _watch(self, fd: int) -> None:
+        # Signals stay with the main thread: its alarm (and EINTR of its system calls) must reach it.
+        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        poller = select.poll()
+        poller.register(fd, select.POLLRDHUP)  # POLLHUP, POLLERR and POLLNVAL are always reported
+        while not poller.poll():
+            pass
+        self.gone = True
+        if self.busy:
+            self.judge.abandon()
+
+
 def serve(sock: socket.socket, config: dict, spawned: tuple[subprocess.Popen, socket.socket]) -> None:
     """The judge's life after boot.judge_main: start the zygote, say hello, judge jobs until EOF."""
     from coding_framework.sandbox.isolation import set_process_name
@@ -580,9 +625,15 @@ def serve(sock: socket.socket, config: dict, spawned: tuple[subprocess.Popen, so
         hello = {"op": "hello", "error": str(exc)}
     try:
         wire.send_frame(sock, json.dumps(hello).encode())
+        lifeline = _Lifeline(sock, judge)
         while "error" not in hello:
             job = marshal.loads(wire.recv_frame(sock, MAX_JOB_BYTES))
-            wire.send_frame(sock, marshal.dumps(judge.run(job)))
+            lifeline.busy = True
+            if lifeline.gone:
+                break  # a job queued before the pool died: nobody waits for its verdict
+            verdict = judge.run(job)
+            lifeline.busy = False
+            wire.send_frame(sock, marshal.dumps(verdict))
     except (wire.ChannelClosed, ConnectionError):
         pass  # the pool closed our socket or died (its process was killed): nothing is waiting for us
     finally:

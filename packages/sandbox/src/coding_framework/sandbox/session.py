@@ -194,7 +194,11 @@ class ChildSession:
         done = None
         while done is None:
             ready, _, _ = select.select([self.ctrl], [], [], wire.remaining(limit))
-            message = self._read_ctrl() if ready else None
+            try:
+                message = self._read_ctrl() if ready else None
+            except ZygoteLost:
+                self.close()
+                raise
             if message is None:
                 self.close()
                 raise ZygoteLost("the zygote did not confirm the end of a sample")
@@ -324,10 +328,17 @@ class ChildSession:
         return self._taken >= self._overflow_frame
 
     def _read_ctrl(self) -> dict | None:
+        """The zygote's next control record (None if malformed). A zygote that died (OOM-killed, or
+        killed by the judge's lifeline) leaves its socket readable at end of file for good: that is
+        ZygoteLost, not a wait until the job's deadline spent polling it."""
         try:
             data = self.ctrl.recv(wire.CONTROL_BYTES)
-        except OSError:
+        except BlockingIOError:
             return None
+        except OSError:
+            data = b""
+        if not data:
+            raise ZygoteLost("the zygote is gone (its control socket closed)")
         return wire.parse_exit(data)
 
     def _drain(self, fd: int, final: bool = False) -> None:
