@@ -125,7 +125,7 @@ class FakeAlternatingPool:
         self.seen = 0
         self.closed = False
 
-    def run_many(self, jobs, *, keep_output=True):
+    def run_iter(self, jobs, *, keep_output=True):
         from coding_framework.sandbox import Status, Verdict
 
         out = []
@@ -133,7 +133,7 @@ class FakeAlternatingPool:
             status = Status.PASSED if self.seen % 2 == 0 else Status.FAILED
             out.append(Verdict(status, "" if status is Status.PASSED else "AssertionError"))
             self.seen += 1
-        return out
+        yield from out
 
     def close(self):
         self.closed = True

@@ -3,7 +3,6 @@
 import dataclasses
 import json
 import os
-from concurrent.futures import Future
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,68 +19,51 @@ from coding_framework.sandbox import FunctionCallJob, Limits, Status, Verdict
 
 
 class FakePool:
-    """Stands in for SandboxPool: the verdict is read off a marker in the completion text."""
+    """Stands in for SandboxPool: the verdict is read off a marker in the completion text. With
+    `interrupt_at` = n, the wait for the n-th verdict is interrupted (Ctrl-C) and the jobs after it are
+    left unread (`unread`)."""
 
     instances: ClassVar[list["FakePool"]] = []
+    interrupt_at: ClassVar[int | None] = None
 
     def __init__(self, workers=None, limits=None):
         self.workers, self.limits = workers, limits
         self.jobs: list[FunctionCallJob] = []
         self.closed = False
+        self.unread: int | None = None
         FakePool.instances.append(self)
 
-    def run_many(self, jobs, *, keep_output=True):
+    def run_iter(self, jobs, *, keep_output=True):
         self.kept_output = keep_output
         self.jobs.extend(jobs)
-        out = []
-        for job in jobs:
-            marker = job.program.rsplit("#", 1)[-1].strip()
-            status = Status(marker)
-            message = {"failed": "assert candidate(1) == 2", "error": "ValueError: bad"}.get(marker, "")
-            out.append(
-                Verdict(
-                    status=status, message=message, duration_s=0.01, stdout="", stderr="", return_code=None
-                )
-            )
-        return out
+        return self._verdicts(list(jobs))
+
+    def _verdicts(self, jobs):
+        read = 0
+        try:
+            for job in jobs:
+                if read == self.interrupt_at:
+                    raise KeyboardInterrupt
+                marker = job.program.rsplit("#", 1)[-1].strip()
+                message = {"failed": "assert candidate(1) == 2", "error": "ValueError: bad"}.get(marker, "")
+                yield Verdict(status=Status(marker), message=message, duration_s=0.01)
+                read += 1
+        finally:
+            self.unread = len(jobs) - read
 
     def close(self):
         self.closed = True
 
 
-class FakeSubmitPool(FakePool):
-    """A FakePool fed job by job (as SandboxPool is): the job numbered `interrupt_at` is interrupted
-    (Ctrl-C while waiting for it), and the jobs after it are left queued, never run."""
-
-    interrupt_at: ClassVar[int | None] = None
-
-    def submit(self, job, *, keep_output=True):
-        future: Future = Future()
-        number = len(self.jobs)
-        if self.interrupt_at is None or number < self.interrupt_at:
-            future.set_result(self.run_many([job], keep_output=keep_output)[0])
-        elif number == self.interrupt_at:
-            future.set_exception(KeyboardInterrupt())
-            self.jobs.append(job)
-        else:
-            self.queued.append(future)
-            self.jobs.append(job)
-        return future
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.queued: list[Future] = []
-
-
 class FakeBrokenPool(FakePool):
-    def run_many(self, jobs, *, keep_output=True):
+    def run_iter(self, jobs, *, keep_output=True):
         raise RuntimeError("worker crashed")
 
 
 @pytest.fixture(autouse=True)
 def _reset():
     FakePool.instances.clear()
-    FakeSubmitPool.interrupt_at = None
+    FakePool.interrupt_at = None
 
 
 def _problems(tmp_path: Path) -> Path:
@@ -299,16 +281,16 @@ def test_an_interrupted_run_resumes_where_it_stopped_and_only_judges_the_rest(tm
                           pool_factory=FakePool)
     config = EvalConfig(samples, problem_file=problems, output_file=tmp_path / "r.jsonl")
     partial = tmp_path / "r.jsonl.partial"
-    FakeSubmitPool.interrupt_at = 4
+    FakePool.interrupt_at = 4
     with pytest.raises(KeyboardInterrupt):
-        evaluate_file(config, pool_factory=FakeSubmitPool)
+        evaluate_file(config, pool_factory=FakePool)
     first = FakePool.instances[-1]
-    assert first.closed and all(f.cancelled() for f in first.queued) and len(first.queued) == len(PLAN) - 5
+    assert first.closed and first.unread == len(PLAN) - 4  # the interrupted wait's and those after
     assert not (tmp_path / "r.jsonl").exists()
     assert [json.loads(line)["i"] for line in partial.read_text().splitlines()[1:]] == [0, 1, 2, 3]
 
-    FakeSubmitPool.interrupt_at = None
-    resumed = evaluate_file(config, pool_factory=FakeSubmitPool)
+    FakePool.interrupt_at = None
+    resumed = evaluate_file(config, pool_factory=FakePool)
     assert [j.program for j in FakePool.instances[-1].jobs] == [
         f"def f{task[-1]}(x):\n    return x  # {marker}" for task, marker in PLAN[4:]]
     assert resumed.results == clean.results and resumed.summary.resumed == 4
@@ -321,26 +303,26 @@ def test_a_resumed_run_rejudges_what_changed(tmp_path):
     problems = _problems(tmp_path)
     samples = _samples(tmp_path, PLAN)
     config = EvalConfig(samples, problem_file=problems, output_file=tmp_path / "r.jsonl")
-    FakeSubmitPool.interrupt_at = 6
+    FakePool.interrupt_at = 6
     with pytest.raises(KeyboardInterrupt):
-        evaluate_file(config, pool_factory=FakeSubmitPool)
+        evaluate_file(config, pool_factory=FakePool)
     partial = tmp_path / "r.jsonl.partial"
     first = json.loads(partial.read_text().splitlines()[1])
     forged = {**first, "passed": "yes", "status": "error"}  # no record this module writes: ignored
     partial.write_text(partial.read_text() + json.dumps(forged) + "\n" + '{"i": 5, "key": "torn')  # torn
-    FakeSubmitPool.interrupt_at = None
+    FakePool.interrupt_at = None
     # Sample 1 now differs (its verdict too): it is judged again; so are those never judged.
     changed = [*PLAN[:1], ("T/1", "passed"), *PLAN[2:]]
     _samples(tmp_path, changed)
-    again = evaluate_file(config, pool_factory=FakeSubmitPool)
+    again = evaluate_file(config, pool_factory=FakePool)
     assert again.summary.resumed == 5 and [r.status for r in again.results] == [m for _, m in changed]
     assert len(FakePool.instances[-1].jobs) == len(PLAN) - 5
     # Another time limit is another run: nothing is taken from the file it left.
-    FakeSubmitPool.interrupt_at = 3
+    FakePool.interrupt_at = 3
     with pytest.raises(KeyboardInterrupt):
-        evaluate_file(config, pool_factory=FakeSubmitPool)
-    FakeSubmitPool.interrupt_at = None
-    other = evaluate_file(dataclasses.replace(config, timeout_s=1.5), pool_factory=FakeSubmitPool)
+        evaluate_file(config, pool_factory=FakePool)
+    FakePool.interrupt_at = None
+    other = evaluate_file(dataclasses.replace(config, timeout_s=1.5), pool_factory=FakePool)
     assert other.summary.resumed == 0 and len(FakePool.instances[-1].jobs) == len(PLAN)
 
 
@@ -360,15 +342,15 @@ def test_a_run_started_over_another_runs_partial_file_can_itself_be_resumed(tmp_
     # The stale file is started afresh, header first: without it, this run's records were lost too.
     config = EvalConfig(_samples(tmp_path, PLAN), problem_file=_problems(tmp_path),
                         output_file=tmp_path / "r.jsonl")
-    FakeSubmitPool.interrupt_at = 2
+    FakePool.interrupt_at = 2
     with pytest.raises(KeyboardInterrupt):
-        evaluate_file(config, pool_factory=FakeSubmitPool)
+        evaluate_file(config, pool_factory=FakePool)
     other = dataclasses.replace(config, timeout_s=1.5)
-    FakeSubmitPool.interrupt_at = 5
+    FakePool.interrupt_at = 5
     with pytest.raises(KeyboardInterrupt):
-        evaluate_file(other, pool_factory=FakeSubmitPool)
+        evaluate_file(other, pool_factory=FakePool)
     assert len(FakePool.instances[-1].jobs) == len(PLAN)  # nothing taken from the first run's file
-    FakeSubmitPool.interrupt_at = None
-    resumed = evaluate_file(other, pool_factory=FakeSubmitPool)
+    FakePool.interrupt_at = None
+    resumed = evaluate_file(other, pool_factory=FakePool)
     assert resumed.summary.resumed == 5 and len(FakePool.instances[-1].jobs) == len(PLAN) - 5
     assert [r.status for r in resumed.results] == [m for _, m in PLAN]

@@ -68,9 +68,6 @@ def test_run_many_without_output_drops_it_in_the_judge_and_keeps_the_verdicts():
 
 def test_jobs_of_an_interrupted_run_many_are_dropped_not_run_by_close():
     # Ctrl-C while run_many waits: the jobs still queued would otherwise all run before close() returns.
-    import signal
-    import time
-
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
@@ -87,6 +84,19 @@ def test_jobs_of_an_interrupted_run_many_are_dropped_not_run_by_close():
         signal.signal(signal.SIGALRM, previous)
     # At most the two jobs the worker holds finish (~2 s); the six queued (~6 s more) never run.
     assert closing < 4, closing
+
+
+def test_run_iter_yields_verdicts_in_order_and_closing_it_drops_the_jobs_not_taken():
+    slow = ProgramJob(program="import time\ntime.sleep(1)\n")
+    with SandboxPool(workers=1) as pool:
+        verdicts = pool.run_iter([GOOD, WRONG, *[slow] * 6, GOOD])
+        assert [next(verdicts).status, next(verdicts).status] == [Status.PASSED, Status.FAILED]
+        verdicts.close()
+        start = time.monotonic()
+    closing = time.monotonic() - start
+    assert closing < 4, closing  # as above: the queued slow jobs (6 s) never ran
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.run_iter([])
 
 
 def _descendants(root: int) -> set[int]:

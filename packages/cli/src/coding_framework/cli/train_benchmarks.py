@@ -70,8 +70,8 @@ class _KeptPool:
     def __init__(self, pool: Any):
         self.pool = pool
 
-    def run_many(self, jobs, *, keep_output=True):
-        return self.pool.run_many(jobs, keep_output=keep_output)
+    def run_iter(self, jobs, *, keep_output=True):
+        return self.pool.run_iter(jobs, keep_output=keep_output)
 
     def close(self) -> None:
         pass

@@ -11,7 +11,7 @@ import dataclasses
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,11 +39,12 @@ from coding_framework.sandbox import Limits, SandboxPool, Verdict
 
 
 class Pool(Protocol):
-    """What the runner needs from a sandbox pool (SandboxPool has it). A pool that also has
-    `submit(job, keep_output=...)` → Future (SandboxPool does) is fed job by job, so that each verdict
-    is recorded (and survives a crash) as soon as it and those before it are in."""
+    """What the runner needs from a sandbox pool (SandboxPool has it): verdicts in job order as they
+    come in, so that each is recorded (and survives a crash) as soon as it and those before it are in;
+    closing the iterator drops the jobs not started."""
 
-    def run_many(self, jobs: Sequence[Any], *, keep_output: bool = True) -> list[Verdict]: ...
+    def run_iter(self, jobs: Sequence[Any], *, keep_output: bool = True) -> Generator[Verdict, None, None]:
+        ...
 
     def close(self) -> None: ...
 
@@ -192,7 +193,8 @@ def evaluate_samples(
         for i in todo
     }
     jobs = [job for i in todo for job in per_sample[i].values() if not isinstance(job, Verdict)]
-    answers = _verdicts(pool, jobs)
+    # No output is kept: none is written, and up to 2 MiB per sample would add up over a long run.
+    answers = pool.run_iter(jobs, keep_output=False)
     try:
         for i in todo:
             decided = {}
@@ -206,25 +208,6 @@ def evaluate_samples(
     finally:
         answers.close()  # interrupted: the jobs not yet run are dropped
     return [results[i] for i in range(len(samples))]
-
-
-def _verdicts(pool: Pool, jobs: Sequence[Any]) -> Iterator[Verdict]:
-    """The jobs' verdicts in job order, each as soon as it and those before it are in. No output is
-    kept: none is written, and up to 2 MiB per sample would add up over a long run."""
-    submit = getattr(pool, "submit", None)
-    if submit is None:
-        verdicts = pool.run_many(jobs, keep_output=False) if jobs else []
-        if len(verdicts) != len(jobs):
-            raise RuntimeError(f"sandbox returned {len(verdicts)} verdicts for {len(jobs)} jobs")
-        yield from verdicts
-        return
-    futures = [submit(job, keep_output=False) for job in jobs]
-    try:
-        for future in futures:
-            yield future.result()
-    finally:
-        for future in futures:
-            future.cancel()  # only those no worker took yet: they never run
 
 
 def task_counts(results: Sequence[SampleResult], part: str | None = None) -> dict[str, tuple[int, int]]:

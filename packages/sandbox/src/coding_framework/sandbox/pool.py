@@ -17,6 +17,7 @@ import threading
 import uuid
 import warnings
 from collections import deque
+from collections.abc import Generator
 from concurrent.futures import Future
 from queue import Empty, SimpleQueue
 
@@ -274,15 +275,16 @@ class SandboxPool:
 
         `keep_output=False`: verdicts come back with empty `stdout` and `stderr` (the judges drop them),
         so that a long run's memory does not grow by up to twice `max_output_bytes` per job."""
+        return list(self.run_iter(jobs, keep_output=keep_output))
+
+    def run_iter(self, jobs, *, keep_output: bool = True) -> Generator[Verdict, None, None]:
+        """Queue every job now; yield their verdicts in input order, each as soon as it and those
+        before it are in (a caller can record each one as it comes). When the iterator is closed
+        early, or the wait is interrupted (Ctrl-C), the jobs no worker took yet are dropped, never run
+        (not even by close()). `keep_output` as for run_many."""
         if self._closed:
             raise RuntimeError("this SandboxPool is closed")
-        futures = [self._submit(job, keep_output) for job in jobs]
-        try:
-            return [f.result() for f in futures]
-        except BaseException:  # interrupted: the jobs nobody will read are dropped, not run by close()
-            for f in futures:
-                f.cancel()
-            raise
+        return _in_order([self._submit(job, keep_output) for job in jobs])
 
     def submit(self, job: Job, *, keep_output: bool = True) -> Future:
         """Queue one job; its Future's result is the Verdict. `future.cancel()` succeeds, and the job
@@ -378,3 +380,12 @@ class SandboxPool:
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
             self.close()
+
+
+def _in_order(futures: list[Future]) -> Generator[Verdict, None, None]:
+    try:
+        for future in futures:
+            yield future.result()
+    finally:
+        for future in futures:
+            future.cancel()  # only those no worker took yet
