@@ -12,6 +12,7 @@ import pytest
 from conftest import GOOD, assert_pool_healthy
 
 from coding_framework.sandbox import (
+    FunctionCallJob,
     Limits,
     ProgramJob,
     SandboxDegradedWarning,
@@ -171,6 +172,58 @@ def test_kernel_keyrings_carry_nothing_from_one_sample_to_the_next(pool):
     assert all(probe(pool, find) == [-1, errno.EPERM] for _ in range(2 * pool.workers))
 
 
+def test_file_watches_cannot_be_made(pool):
+    # Each inotify/fanotify instance counted against the host user's limit (128): a sample holding them
+    # kept host processes of that user, and other workers' samples, from watching files.
+    code = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nout = []\n"
+            "for fd in (libc.inotify_init(), libc.fanotify_init(0x200, 0)):\n"
+            "    out.append([fd, ctypes.get_errno()])\nprint(out)")
+    assert pool.isolation_report().layers["no_file_watches"] is True
+    inotify, fanotify = probe(pool, code)
+    assert inotify == [-1, errno.EMFILE] and fanotify[0] == -1 and fanotify[1] in (errno.EMFILE, errno.EPERM)
+
+
+@pytest.fixture(scope="module")
+def one_worker():
+    """Samples that must share a worker, one after another."""
+    with SandboxPool(workers=1, limits=Limits(timeout_s=5.0), require_isolation=True) as p:
+        yield p
+
+
+def test_stdin_of_function_calls_carries_nothing_from_one_sample_to_the_next(one_worker):
+    # Function-call children's stdin was the zygote's own open /dev/null: status flags, a signal number
+    # (F_SETSIG) and a flock one sample set on it were there for the next (and the lock on the host's
+    # /dev/null lasted as long as the pool).
+    state = "[fcntl.fcntl(0, 11), fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK > 0]"
+    mark = FunctionCallJob(
+        program="import fcntl, os\nfcntl.fcntl(0, 10, 42)\nfcntl.fcntl(0, fcntl.F_SETFL, os.O_NONBLOCK)\n"
+                f"fcntl.flock(0, fcntl.LOCK_EX)\ndef f():\n    return {state}\n",
+        entry_point="f", test="assert candidate() == [42, True]\n")
+    read = FunctionCallJob(
+        program="import fcntl, os\ndef f():\n    try:\n"
+                "        fcntl.flock(0, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+                f"    except OSError:\n        return 'locked'\n    return {state}\n",
+        entry_point="f", test="assert candidate() == [0, False], candidate()\n")
+    verdicts = [one_worker.run(job) for job in (read, mark, read, mark, read)]
+    assert [v.status for v in verdicts] == [Status.PASSED] * 5, verdicts
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/autogroup"), reason="kernel without scheduler autogroups")
+def test_scheduling_priority_carries_nothing_from_one_sample_to_the_next(one_worker):
+    # A sample's session autogroup is its worker's (judge, zygote, every sample): made dumpable again, a
+    # sample owned /proc/self/autogroup and set nice 19 there, which slowed every later sample of the
+    # worker into time-outs. The judge puts it back after each job.
+    # (The kernel takes one such write per 0.1 s from unprivileged processes, host-wide: EAGAIN.)
+    lower = ("import ctypes, os, time\nctypes.CDLL(None).prctl(4, 1, 0, 0, 0)\n"  # PR_SET_DUMPABLE
+             "fd = os.open('/proc/self/autogroup', os.O_WRONLY)\n"
+             "for _ in range(40):\n    try:\n        os.write(fd, b'19')\n        break\n"
+             "    except BlockingIOError:\n        time.sleep(0.05)\n"
+             "print(repr(open('/proc/self/autogroup').read().split()[-1]))")
+    read = "print(repr(open('/proc/self/autogroup').read().split()[-1]))"
+    seen = [probe(one_worker, code) for code in (read, lower, read, lower, read)]
+    assert seen == ["0", "19", "0", "19", "0"]
+
+
 def test_limits_of_other_processes_cannot_be_changed(pool):
     # rlimits are checked by uid alone: a rootless candidate (uid 0 of the namespace, like the zygote)
     # could set the zygote's (RLIMIT_NOFILE = 4 broke every later sample). Its own stay settable.
@@ -223,6 +276,33 @@ def test_cgroup_caps_the_memory_of_all_processes_together(pool):
     verdict = pool.run(ProgramJob(program=program, limits=Limits(memory_mb=160, timeout_s=2)))
     assert pool.isolation_report().layers["cgroup_limits"]
     assert verdict.status is Status.MEMORY and "OOM-killed" in verdict.message
+
+
+def test_memory_a_sample_leaves_charged_does_not_fail_a_next_sample_with_a_lower_limit(one_worker):
+    # memfds sent in a cycle of unix sockets stay charged to the worker's cgroup after the sample is
+    # gone, until the kernel's collector frees them (~1 s here); lowering the memory limit under that
+    # charge failed (EBUSY) and the next samples with a lower limit (a server: each request its own)
+    # were sandbox errors. The worker now moves to a fresh cgroup.
+    leak = ProgramJob(program=(
+        "import array, os, socket\n"
+        "for _ in range(4):\n    fds = []\n    for _ in range(10):\n        fd = os.memfd_create('m')\n"
+        "        os.pwrite(fd, b'1' * (16 << 20), 0)\n        fds.append(fd)\n"
+        "    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+        "    rights = array.array('i', [a.fileno(), *fds])\n"
+        "    b.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])\n"
+        "    a.detach()\n    b.close()\n    for fd in fds:\n        os.close(fd)\n"),
+        limits=Limits(memory_mb=1024, timeout_s=20))
+    small = ProgramJob(program="x = bytearray(50 << 20)\nprint('ok')\n", limits=Limits(memory_mb=256))
+    (usage,) = [f"{d}/{name}" for d in find_dirs(one_worker._workers[0].cgroup_name)
+                for name in ("memory.usage_in_bytes", "memory.current") if os.path.exists(f"{d}/{name}")]
+    charged = []
+    for _ in range(3):
+        assert one_worker.run(leak).status is Status.PASSED
+        with open(usage) as fh:  # the same path after the worker's cgroup is made again
+            charged.append(int(fh.read()) >> 20)
+        verdict = one_worker.run(small)
+        assert (verdict.status, verdict.stdout) == (Status.PASSED, "ok\n"), verdict
+    assert max(charged) > 512, charged  # the case arose: the leak was still charged after its sample
 
 
 def test_file_size_limit_stops_big_writes(pool):

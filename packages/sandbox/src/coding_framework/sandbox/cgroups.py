@@ -11,6 +11,7 @@ isolation report says so.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 
@@ -39,6 +40,10 @@ def _write(path: str, value: str) -> None:
 def _read(path: str) -> str:
     with open(path) as fh:
         return fh.read()
+
+
+class CgroupBusy(OSError):
+    """The cgroup holds more memory than a new, lower limit allows, and the kernel cannot reclaim it."""
 
 
 class WorkerCgroup:
@@ -82,17 +87,29 @@ class WorkerCgroup:
             _write(f"{directory}/cgroup.procs", str(pid))
 
     def set_limits(self, memory_mb: int, max_processes: int) -> None:
-        """Applied to the whole subtree; rewritten only when a job asks for different limits."""
+        """Applied to the whole subtree; rewritten only when a job asks for different limits.
+
+        Raises CgroupBusy when the memory charged to the cgroup is over the new limit and cannot be
+        reclaimed: memory a finished sample left in the kernel's keeping, such as memfds sent in a cycle
+        of unix sockets, stays charged until the kernel's collector frees it (gigabytes, for seconds).
+        Lowering the limit under it fails (v1: EBUSY) or OOM-kills the zygote (v2, checked before)."""
         wanted = (memory_mb, max_processes)
         if wanted == self._limits:
             return
-        memory = str((memory_mb << 20) + ZYGOTE_HEADROOM_BYTES)
-        pids = str(max_processes + ZYGOTE_PROCESSES)
+        limit = (memory_mb << 20) + ZYGOTE_HEADROOM_BYTES
+        memory, pids = str(limit), str(max_processes + ZYGOTE_PROCESSES)
         if self.version == 1:
-            _write(f"{self.memory_dir}/memory.limit_in_bytes", memory)
+            try:
+                _write(f"{self.memory_dir}/memory.limit_in_bytes", memory)
+            except OSError as exc:
+                if exc.errno == errno.EBUSY:
+                    raise CgroupBusy(exc.errno, f"{self.memory_dir} holds more than {limit} bytes") from exc
+                raise
             if self.pids_dir:
                 _write(f"{self.pids_dir}/pids.max", pids)
         else:
+            if int(_read(f"{self.memory_dir}/memory.current")) > limit:
+                raise CgroupBusy(errno.EBUSY, f"{self.memory_dir} holds more than {limit} bytes")
             _write(f"{self.memory_dir}/memory.max", memory)
             with contextlib.suppress(OSError):
                 _write(f"{self.memory_dir}/memory.swap.max", "0")

@@ -99,13 +99,14 @@ def confine(fds: list[int], limits: tuple[int, ...], uid: int | None) -> None:
     gave it its work dir, environment, stdio objects and the constant rlimits.
 
     `fds` are the channel, [stdin,] stdout and stderr, all above 3 (the zygote keeps 0-3 occupied), so
-    they can be moved onto 0-3 without clobbering each other; function-call children get the zygote's
-    /dev/null descriptor as stdin.
+    they can be moved onto 0-3 without clobbering each other; function-call children open their own
+    /dev/null as stdin: on the zygote's open file, status flags, a signal number (F_SETSIG) and a flock
+    set by one sample were there for the next.
     """
     # A process group, not a session: setsid would also build a scheduler autogroup (~40 µs here).
     os.setpgid(0, 0)
-    # stdin first: the zygote's /dev/null may itself sit on 0-3, and must be copied before it is covered.
-    os.dup2(fds[1] if len(fds) == 4 else STDIN_NULL, 0)
+    # (The descriptor opened here lands above 3, and closerange below closes it.)
+    os.dup2(fds[1] if len(fds) == 4 else os.open("/dev/null", os.O_RDONLY), 0)
     os.dup2(fds[0], CHAN_FD, inheritable=False)
     os.dup2(fds[-2], 1)
     os.dup2(fds[-1], 2)
@@ -142,8 +143,6 @@ def _raise_oom_score() -> None:
 
 # Whether a uid change makes this process dumpable again (fs.suid_dumpable != 0); read by the zygote.
 DUMPABLE_AFTER_SETUID = True
-# /dev/null, opened read-only by the zygote: the stdin of function-call children.
-STDIN_NULL = -1
 
 
 def start(fds: list[int], mode: bytes, limits: tuple[int, ...], uid: int | None) -> None:

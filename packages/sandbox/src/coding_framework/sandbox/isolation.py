@@ -301,6 +301,24 @@ def block_nested_namespaces() -> bool:
     return ok
 
 
+def block_file_watches() -> bool:
+    """No inotify or fanotify instance below this user namespace. The kernel charges each one to the
+    user that created the namespace at every level up to the host (host root, for a pool run as root),
+    whose limit is small (128 by default): a sample holding them kept that user's processes on the host,
+    and the samples of every other worker, from watching files while it ran. True if both limits could
+    be set (kernels before 5.13 have no unprivileged fanotify, and no limit for it)."""
+    ok = True
+    for name in ("max_inotify_instances", "max_fanotify_groups"):
+        try:
+            with open(f"/proc/sys/user/{name}", "w") as fh:
+                fh.write("0")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            ok = False
+    return ok
+
+
 def contain_sysv_ipc() -> bool:
     """Nothing a sample does in the IPC namespace reaches the next sample: no SysV shared memory
     segment, semaphore set or message queue can be made at all (no slots; multiprocessing and the like

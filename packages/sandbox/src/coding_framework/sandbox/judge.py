@@ -30,7 +30,7 @@ import traceback
 from coding_framework.sandbox import child as child_module
 from coding_framework.sandbox import plain_data, speculation, wire
 from coding_framework.sandbox.boot import spawn_zygote
-from coding_framework.sandbox.cgroups import WorkerCgroup
+from coding_framework.sandbox.cgroups import CgroupBusy, WorkerCgroup
 from coding_framework.sandbox.isolation import SANDBOX_UID
 from coding_framework.sandbox.limits import Limits
 from coding_framework.sandbox.proxy import (
@@ -132,7 +132,11 @@ class Zygote:
 
     def start_child(self, mode: bytes, limits: Limits, deadline: float) -> ChildSession:
         if self.cgroup is not None:
-            self.cgroup.set_limits(limits.memory_mb, limits.max_processes)
+            try:
+                self.cgroup.set_limits(limits.memory_mb, limits.max_processes)
+            except CgroupBusy:
+                self._replace_cgroup()
+                self.cgroup.set_limits(limits.memory_mb, limits.max_processes)
         # The C-level socket pair: the socket module's wrapper class costs more than the sample needs.
         chan, theirs = _socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
@@ -160,6 +164,17 @@ class Zygote:
                 os.close(fd)
         return ChildSession(ctrl=self.ctrl, chan=chan, stdin_w=in_w, stdout_r=out_r, stderr_r=err_r,
                             limits=limits, deadline=deadline, reports_exit=mode != child_module.FUNCTION)
+
+    def _replace_cgroup(self) -> None:
+        """A new, empty cgroup of the same name, and a zygote in it: what an earlier sample left charged
+        to the old one (CgroupBusy) goes with the old one, which can be removed once its processes are.
+        Only when a job lowers the memory limit under that charge (~0.3 s)."""
+        self.stop()
+        self.cgroup.remove()
+        self.cgroup = WorkerCgroup.create(self.config["cgroup_name"])
+        if self.cgroup is None:
+            raise RuntimeError("the worker's cgroup could not be made again")
+        self.start()
 
     def stop(self) -> None:
         if self.ctrl is not None:
@@ -206,6 +221,10 @@ class Judge:
         self.zygote = Zygote(config)
         self.alarm = _Alarm()
         self.abandoned = False  # set by the lifeline thread: nobody will read this judge's verdicts
+        try:
+            self._autogroup: int | None = os.open("/proc/self/autogroup", os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            self._autogroup = None  # a kernel without autogroups
 
     def abandon(self) -> None:
         """End the running job at once (called from _Lifeline's thread when the pool is gone): kill the
@@ -258,6 +277,8 @@ class Judge:
                       "message": f"judge error: {describe(type(exc).__name__, exception_text(exc))}",
                       "stderr": traceback.format_exc()[-4000:]}
         result.setdefault("duration_s", time.monotonic() - started)
+        if self._autogroup is not None:
+            self._reset_autogroup(self._autogroup)
         if job.get("keep_output") is False:  # the pool's run_many(keep_output=False)
             result["stdout"] = ""
             if result["status"] != Status.SANDBOX_ERROR.value:  # our own traceback stays
@@ -265,6 +286,28 @@ class Judge:
         if len(result.get("message", "")) > 2 * MAX_MESSAGE_CHARS:  # a verdict's message stays small
             result["message"] = result["message"][:2 * MAX_MESSAGE_CHARS] + "…"
         return result
+
+    @staticmethod
+    def _reset_autogroup(fd: int) -> None:
+        """Put the nice value of this judge's scheduler autogroup back to 0 if a sample changed it.
+
+        Sessions have autogroups, and children (setpgid, not setsid: a session per sample would build
+        an autogroup each time) share the judge's. A sample that makes itself dumpable again owns its
+        /proc/self/autogroup and can write it: nice 19 slowed every later sample of the worker into
+        time-outs and told them a number. One read per job (~4 µs); a write only after such a sample.
+        The kernel lets processes without CAP_SYS_ADMIN set an autogroup's nice once per 0.1 s,
+        host-wide (EAGAIN): a rootless judge tries again for up to a second."""
+        try:
+            if os.pread(fd, 64, 0).split()[-1] == b"0":
+                return
+            for _ in range(10):
+                try:
+                    os.write(fd, b"0")
+                    return
+                except BlockingIOError:
+                    time.sleep(0.11)
+        except (OSError, IndexError):
+            pass
 
     def _restart(self) -> None:
         if self.abandoned:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace", "ipc_namespace",
-          "uts_namespace", "no_nested_namespaces", "fresh_pid_counter", "private_proc", "readonly_root",
-          "unprivileged_candidate", "rlimits", "syscall_filter", "cgroup_limits",
+          "uts_namespace", "no_nested_namespaces", "no_file_watches", "fresh_pid_counter", "private_proc",
+          "readonly_root", "unprivileged_candidate", "rlimits", "syscall_filter", "cgroup_limits",
           "scrubbed_environment", "wall_clock_kill", "capped_output")
 
 
@@ -48,6 +48,8 @@ def from_zygote(report: dict) -> IsolationReport:
         "uts_namespace": namespaced,
         # The candidate cannot create namespaces of its own (kernel attack surface).
         "no_nested_namespaces": namespaced and bool(report.get("nested_namespaces_blocked")),
+        # No inotify/fanotify instances: they count against the host user's small limit.
+        "no_file_watches": namespaced and bool(report.get("file_watches_blocked")),
         # Every sample's pids start at 2: the pid counter carries nothing from one sample to the next.
         "fresh_pid_counter": namespaced and bool(report.get("pid_counter_reset")),
         "private_proc": namespaced and bool(root.get("proc")),

@@ -86,6 +86,7 @@ def main(config: dict, ctrl: socket.socket) -> None:
         isolation.sethostname("sandbox")
         isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
         report["nested_namespaces_blocked"] = isolation.block_nested_namespaces()
+        report["file_watches_blocked"] = isolation.block_file_watches()
         report["sysv_ipc_contained"] = isolation.contain_sysv_ipc()
     except OSError as exc:
         wire.send_control(ctrl, {"op": "failed", "error": f"building the sandbox root failed: {exc}"})
@@ -104,15 +105,16 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
         isolation.prctl(isolation.PR_SET_CHILD_SUBREAPER, 1)
     work = WorkDirs(config, namespaced)
     os.chdir(work.cwd)
-    # Function-call children read this as stdin. Descriptors a request brings land on the lowest free
-    # numbers: with 0-3 taken (by /dev/null where nothing is open), they are all above 3 and each child
-    # can move them onto 0-3 with one dup2 apiece.
-    child.STDIN_NULL = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    # Descriptors a request brings land on the lowest free numbers: with 0-3 taken (by /dev/null where
+    # nothing is open), they are all above 3 and each child can move them onto 0-3 with one dup2 apiece.
+    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     for fd in range(4):
         try:
             os.fstat(fd)
         except OSError:
-            os.dup2(child.STDIN_NULL, fd, inheritable=False)
+            os.dup2(null, fd, inheritable=False)
+    if null > 3:
+        os.close(null)
     # Inherited by every child, so no child spends a system call on them: nothing it runs can gain
     # privileges through execve, it is non-dumpable from birth (/proc/<pid>/{mem,fd,environ} stay
     # root's), and the constant rlimits are in place. None of this hinders the zygote, which never
