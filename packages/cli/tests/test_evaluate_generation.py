@@ -4,6 +4,10 @@ here), an OpenAI-compatible server on loopback (evals' stub), the references; re
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -153,6 +157,39 @@ def test_base_url_generates_resumes_and_scores(tmp_path):
     summary = json.loads((out / "results_summary.json").read_text())
     assert summary["pass_at_k"] == {"pass@1": 1.0} and summary["model"] == "stub-model"
     assert not (out / "results_report.md").exists()
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def test_sigterm_while_generating_keeps_the_samples_so_far_and_the_same_command_resumes(tmp_path):
+    out = tmp_path / "run"
+    with StubOpenAIServer(_answer, delay_s=0.3) as server:
+        command = [str(Path(sys.executable).with_name("coding-framework")), "evaluate", "--base-url",
+                   server.url, "--model", "stub-model", "--prompt-style", "completion", "--limit", "30",
+                   "--concurrency", "1", "--k", "1", "--workers", "1", "--output-dir", str(out),
+                   "--no-report"]
+        env = {**os.environ, "COLUMNS": "200"}
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        samples = out / "samples.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and _lines(samples) < 3:
+            time.sleep(0.05)
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert stderr.strip() == ("error: interrupted while generating: the samples finished so far are kept; "
+                              "rerun the same command to resume")
+    kept = _lines(samples)
+    assert 3 <= kept < 30
+    with StubOpenAIServer(_answer) as server:
+        command[3] = server.url
+        again = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    assert again.returncode == 0, again.stderr
+    generated = f"generated {30 - kept} sample(s) with stub-model (completion prompts), kept {kept} from"
+    assert generated in again.stderr
+    assert json.loads((out / "results_summary.json").read_text())["pass_at_k"] == {"pass@1": 1.0}
 
 
 def test_references_are_scored(tmp_path):

@@ -92,6 +92,15 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextlib.contextmanager
+def _interrupted(what: str) -> Iterator[None]:
+    """Ctrl-C (or SIGTERM, with _sigterm_interrupts) inside: one line saying what is kept, exit 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted {what}; rerun the same command to resume", EXIT_INTERRUPTED) from None
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "model"
 
@@ -262,29 +271,31 @@ def evaluate(
     try:
         bench = get_benchmark(benchmark)
         if sources[0] != "--samples":
-            samples, model_name = _make_samples(
-                bench,
-                sources[0],
-                problem_file=problem_file,
-                options=options,
-                limit=limit,
-                samples=samples,
-                output_dir=output_dir,
-                model_path=model_path,
-                base_url=base_url,
-                model=model,
-                api_key_env=api_key_env,
-                n_samples=n_samples,
-                temperature=temperature,
-                top_p=top_p,
-                max_new_tokens=max_new_tokens,
-                seed=seed,
-                prompt_style=prompt_style,
-                concurrency=concurrency,
-                max_retries=max_retries,
-                device=device,
-                batch_size=batch_size,
-            )
+            generating = _interrupted("while generating: the samples finished so far are kept")
+            with _sigterm_interrupts(), generating:
+                samples, model_name = _make_samples(
+                    bench,
+                    sources[0],
+                    problem_file=problem_file,
+                    options=options,
+                    limit=limit,
+                    samples=samples,
+                    output_dir=output_dir,
+                    model_path=model_path,
+                    base_url=base_url,
+                    model=model,
+                    api_key_env=api_key_env,
+                    n_samples=n_samples,
+                    temperature=temperature,
+                    top_p=top_p,
+                    max_new_tokens=max_new_tokens,
+                    seed=seed,
+                    prompt_style=prompt_style,
+                    concurrency=concurrency,
+                    max_retries=max_retries,
+                    device=device,
+                    batch_size=batch_size,
+                )
             if output is None:
                 output = samples.with_name("results.jsonl")
         config = EvalConfig(
