@@ -246,6 +246,24 @@ ANSWERING_RETURNS = {
         "def add(a, b):\n    return Five(0)\n", "Five.__eq__"),
     "forged object inside a list": ("class Anything:\n    __eq__ = lambda self, other: True\n"
                                     "def add(a, b):\n    return [Anything()][0]\n", "Anything.__eq__"),
+    # Comparison methods that are no Python function of the program's (red-team pass, 0.3.1): a class
+    # attribute that is no descriptor is called with the other operand alone, so `id` answers "equal".
+    "__eq__ = id": ("class Anything:\n    __eq__ = id\ndef add(a, b):\n    return Anything()\n",
+                    "Anything.__eq__"),
+    "__eq__ = type": ("class Anything:\n    __eq__ = type\ndef add(a, b):\n    return Anything()\n",
+                      "Anything.__eq__"),
+    "__eq__ = a partial of the program's lambda": (
+        "import functools\nclass Anything:\n    __eq__ = functools.partial(lambda *a: True)\n"
+        "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
+    "__eq__ = a partial of a builtin": (
+        "import functools\nclass Anything:\n    __eq__ = functools.partial(bool, 1)\n"
+        "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
+    "__eq__ = itemgetter": ("import operator\nclass Anything:\n    __eq__ = operator.itemgetter(0)\n"
+                            "def add(a, b):\n    return [Anything()]\n", "Anything.__eq__"),
+    "__eq__ = a bound method": ("class Anything:\n    __eq__ = 'x'.__len__\n"
+                                "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
+    "int subclass with __eq__ = int.__ne__": ("class Five(int):\n    __eq__ = int.__ne__\n"
+                                             "def add(a, b):\n    return Five(0)\n", "Five.__eq__"),
 }
 
 
@@ -256,6 +274,32 @@ def test_values_whose_comparison_is_the_programs_cannot_pass_a_unittest(pool, at
     assert verdict.status is Status.ERROR, verdict
     assert culprit in verdict.message and "is the program's" in verdict.message
     assert_pool_healthy(pool)
+
+
+# Tests the parse of the source does not list (ids only the run reports): inherited from a base class
+# or a mixin, or added with setattr. Their failures passed wrong programs before 0.3.1.
+UNLISTED_TESTS = {
+    "inherited": ("import unittest\nclass Base(unittest.TestCase):\n    arg = 1\n    def test_double(self):\n"
+                  "        self.assertEqual(add(self.arg, self.arg), 2 * self.arg)\n"
+                  "class TestCases(Base):\n    arg = 5\n", "TestCases.test_double"),
+    "from a mixin": ("import unittest\nclass Checks:\n    def test_double(self):\n"
+                     "        self.assertEqual(add(5, 5), 10)\n"
+                     "class TestCases(Checks, unittest.TestCase):\n    def test_one(self):\n"
+                     "        self.assertEqual(add(1, 1), 2)\n", "TestCases.test_double"),
+    "added with setattr": ("import unittest\nclass TestCases(unittest.TestCase):\n    def test_one(self):\n"
+                           "        self.assertEqual(add(1, 1), 2)\n"
+                           "setattr(TestCases, 'test_five', lambda self: self.assertEqual(add(5, 5), 10))\n",
+                           "TestCases.test_five"),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(UNLISTED_TESTS))
+def test_failures_of_tests_the_source_does_not_list_count(pool, layout):
+    test, failing = UNLISTED_TESTS[layout]
+    right = pool.run(UnittestJob(program="def add(a, b):\n    return a + b\n", test=test))
+    wrong = pool.run(UnittestJob(program="def add(a, b):\n    return 2 if a == 1 else 0\n", test=test))
+    assert right.status is Status.PASSED, right
+    assert wrong.status is Status.FAILED and wrong.message.startswith(f"{failing} fail"), wrong
 
 
 # No forbidden name: the harness has unittest.mock loaded, and builtins' import is a getattr away.

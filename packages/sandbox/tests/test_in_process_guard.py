@@ -309,6 +309,29 @@ class T(unittest.TestCase):
         self.assertEqual(plain.describe(), "plain")
 ''',
     ),
+    # Library values whose comparisons are C code or compiled (Cython) functions, not Python functions:
+    # pandas' NA and Timestamp, numpy scalars, Decimal, Fraction, datetime, enum, namedtuple.
+    "library values": (
+        '''
+import collections, datetime, decimal, enum, fractions
+import numpy as np
+import pandas as pd
+Color = enum.Enum("Color", "RED")
+Pair = collections.namedtuple("Pair", "a b")
+def task_func():
+    return [pd.NA, pd.Timestamp("2020-01-02"), np.float64(1.5), decimal.Decimal("2.5"),
+            fractions.Fraction(1, 3), datetime.date(2020, 1, 2), Color.RED, Pair(1, 2)]
+''',
+        '''
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        values = task_func()
+        self.assertIs(values[0], type(values[0])())
+        self.assertEqual(values[1:], [pd.Timestamp("2020-01-02"), 1.5, decimal.Decimal("2.5"),
+                                      fractions.Fraction(1, 3), datetime.date(2020, 1, 2), Color.RED, (1, 2)])
+''',
+    ),
 }
 
 

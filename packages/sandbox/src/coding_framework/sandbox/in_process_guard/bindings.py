@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 from coding_framework.sandbox.in_process_guard.audit_hook import _try_import
 from coding_framework.sandbox.in_process_guard.returned_values import (
+    _ANY_NAME,
     _CLASS_DICT,
     _DICT,
     _FUNCTION,
@@ -235,14 +236,6 @@ def program_made(value: object, is_trusted: Callable[[types.CodeType], bool]) ->
             if _type(own) is _DICT:
                 todo.extend(own[k] for k in ("_mock_side_effect", "_mock_wraps") if k in own)
     return False
-
-
-class _AnyName(frozenset):
-    def __contains__(self, name: object) -> bool:
-        return True
-
-
-_ANY_NAME = _AnyName()
 
 
 def make_restorer(snapshots: list[Snapshot]) -> Callable[[], None]:

@@ -57,8 +57,11 @@ def foreign_answerer(
         if kind in _PLAIN or _id(item) in seen:
             continue
         seen.add(_id(item))
+        # A genuine mock's comparison methods are mock objects and proxies: _permissive_library_value
+        # reads what they were told to answer.
+        strict = not _genuine_mock(kind, is_trusted)
         for cls in (kind, _type(kind)):
-            culprit = _untrusted_method(cls, is_trusted)
+            culprit = _untrusted_method(cls, is_trusted, comparisons=strict)
             if culprit:
                 return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
         culprit = _permissive_library_value(item, kind)
@@ -105,6 +108,16 @@ _MOCK_MODULES = ("unittest.mock",)
 _APPROX_MODULES = ("_pytest.approx", "_pytest.python_api", "pytest")
 
 
+def _genuine_mock(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether `kind` derives from unittest.mock's own NonCallableMock, not a class of the program's
+    named so (its `__module__` and `__qualname__` are the program's to set): the class's `__init__` is
+    trusted code whose module holds this very class under that name."""
+    base = _library_class(kind, _MOCK_MODULES, ("NonCallableMock",))
+    init = _CLASS_DICT(base).get("__init__") if base is not None else None
+    return (_type(init) is _FUNCTION and is_trusted(init.__code__)
+            and _type(init.__globals__) is _DICT and init.__globals__.get("NonCallableMock") is base)
+
+
 def _library_class(kind: type, modules: tuple[str, ...], names: tuple[str, ...]) -> type | None:
     for klass in _MRO(kind):
         if _CLASS_DICT(klass).get("__module__") in modules and _QUALNAME(klass) in names:
@@ -144,28 +157,102 @@ def _configured_comparison(item: object, kind: type, a_mock: type, mock: dict) -
 # C-level attributes, never by calling anything of the class).
 _FUNCTION_HOLDERS = {classmethod: "__func__", staticmethod: "__func__", property: "fget"}
 _HOLDER_READ = {kind: kind.__dict__[name].__get__ for kind, name in _FUNCTION_HOLDERS.items()}
+# Callables that call another with arguments they hold, read through their own C-level attributes.
+_CALL_WRAPPERS = {functools.partial: functools.partial.func.__get__,
+                  functools.partialmethod: lambda held: _object_getattribute(held, "func"),
+                  functools.cached_property: lambda held: _object_getattribute(held, "func"),
+                  types.MethodType: types.MethodType.__func__.__get__}
+_SLOT_WRAPPER, _METHOD_DESCRIPTOR = types.WrapperDescriptorType, types.MethodDescriptorType
+_DESCRIPTOR_NAME = {kind: kind.__dict__["__name__"].__get__ for kind in (_SLOT_WRAPPER, _METHOD_DESCRIPTOR)}
+_GETSET = types.GetSetDescriptorType
+_FLAGS = type.__dict__["__flags__"].__get__
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not C
+
+
 _HARMLESS_ATTRIBUTES = (types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
                         types.MethodWrapperType, type(None), bool, int, str)
 
 
+class _AnyName(frozenset):
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_ANY_NAME = _AnyName()
+
+
 def _untrusted_method(
-    cls: type, is_trusted: Callable[[types.CodeType], bool], names: frozenset[str] = ANSWERING_METHODS
+    cls: type, is_trusted: Callable[[types.CodeType], bool], names: frozenset[str] = ANSWERING_METHODS,
+    *, comparisons: bool = False,
 ) -> str | None:
+    """`Class.name` of the first method among `names` in `cls`'s MRO that runs the program's code (a
+    function of untrusted code, also held by a classmethod, staticmethod, property, partial or bound
+    method; a descriptor or callable object whose class has such a method). With `comparisons`, also
+    one of the comparison methods that can answer anything without the program's code (see
+    _answers_anything): what a returned value may not have; the bindings check asks only the first."""
     for klass in _MRO(cls):
         if klass is _OBJECT or klass is _TYPE:
             continue
         for name, attr in _CLASS_DICT(klass).items():
             if name not in names:
                 continue
-            kind = _type(attr)
-            func = attr if kind is _FUNCTION else (_HOLDER_READ[kind](attr) if kind in _HOLDER_READ else None)
-            if _type(func) is _FUNCTION:
-                if not is_trusted(func.__code__):
+            func, wrapped = _unwrap(attr)
+            kind = _type(func)
+            strict = comparisons and name in _ANSWER_ANYTHING
+            if kind is _FUNCTION:
+                # (Wrapped: a library function called with arguments the program chose.)
+                if not is_trusted(func.__code__) or (strict and wrapped):
                     return f"{_QUALNAME(klass)}.{name}"
-            elif func is None and not _issubclass(kind, _HARMLESS_ATTRIBUTES) and _untrusted_method(
+            elif strict and _answers_anything(name, func, is_trusted):
+                return f"{_QUALNAME(klass)}.{name}"
+            elif not _issubclass(kind, _HARMLESS_ATTRIBUTES) and _untrusted_method(
                     kind, is_trusted, _DESCRIPTOR_METHODS):
                 return f"{_QUALNAME(klass)}.{name}"  # a descriptor or callable object of the program's
     return None
+
+
+def _unwrap(attr: object) -> tuple[object, bool]:
+    """The function a class attribute calls: itself, or what a classmethod, staticmethod, property,
+    functools.partial / partialmethod or bound method holds (a partial hid the program's lambda), and
+    whether it was held by one of the last three."""
+    wrapped = False
+    for _ in range(20):
+        kind = _type(attr)
+        if kind in _HOLDER_READ:
+            attr = _HOLDER_READ[kind](attr)
+        elif kind in _CALL_WRAPPERS:
+            attr, wrapped = _CALL_WRAPPERS[kind](attr), True
+        else:
+            break
+    return attr, wrapped
+
+
+def _answers_anything(name: str, attr: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether a comparison method that is no Python function can answer whatever it is asked. Python
+    calls a class attribute that is no descriptor with the other operand alone: `__eq__ = id` (or
+    `type`, `bool`, `len`, `operator.itemgetter(0)`, a bound method) answers `x == anything` with
+    something true, and `__eq__ = int.__ne__` inverts an int's own answer. What passes: None and other
+    values that cannot be called, a built-in type's own method of the same name (`int.__eq__`), a
+    descriptor of a library class none of whose methods is the program's (unittest.mock's MagicProxy:
+    what a mock answers is judged by _permissive_library_value), and a compiled library's function of
+    the same name (Cython's, as pandas' NA has: a C-level `__name__` and `__code__`, read through its
+    type's own descriptors)."""
+    kind = _type(attr)
+    if attr is None or kind in _PLAIN:
+        return False
+    if kind is _SLOT_WRAPPER or kind is _METHOD_DESCRIPTOR:
+        return _DESCRIPTOR_NAME[kind](attr) != name
+    if _FLAGS(kind) & _HEAP_TYPE and any("__get__" in _CLASS_DICT(klass) for klass in _MRO(kind)[:-1]):
+        return _untrusted_method(kind, is_trusted, _ANY_NAME) is not None
+    own = _CLASS_DICT(kind)
+    name_of, code_of = own.get("__name__"), own.get("__code__")
+    if _type(name_of) is not _GETSET or _type(code_of) is not _GETSET:
+        return True
+    try:
+        its_name, code = name_of.__get__(attr, kind), code_of.__get__(attr, kind)
+    except TypeError:  # a descriptor copied from another type into a class of the program's
+        return True
+    return not (_type(its_name) is str and its_name == name and _type(code) is types.CodeType)
 
 
 _DESCRIPTOR_METHODS = frozenset({"__get__", "__call__", "__getattr__", "__getattribute__"})
