@@ -408,9 +408,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(render_report(rows))
     if args.json is not None:
         payload = [{**asdict(r), "agrees": r.agrees} for r in rows]
-        tmp = args.json.with_name(args.json.name + ".tmp")
-        tmp.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, args.json)
+        from coding_framework.evals.jsonl import write_json_atomic
+
+        write_json_atomic(args.json, payload)
     return 0 if all(r.agrees for r in rows) else 1
 
 
