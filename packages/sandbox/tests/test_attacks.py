@@ -237,6 +237,7 @@ def test_replacing_a_test_while_the_tests_load_is_caught(pool):
     assert_pool_healthy(pool)
 
 
+MOCK_ = 'import sys\nmock = getattr(sys, "mod" + "ules")["unit" + "test.mock"]\n'
 ANSWERING_RETURNS = {
     "always-equal object": ("class Anything:\n    def __eq__(self, other):\n        return True\n"
                             "    def __ne__(self, other):\n        return False\n"
@@ -262,6 +263,8 @@ ANSWERING_RETURNS = {
                             "def add(a, b):\n    return [Anything()]\n", "Anything.__eq__"),
     "__eq__ = a bound method": ("class Anything:\n    __eq__ = 'x'.__len__\n"
                                 "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
+    "__eq__ = mock.ANY's": (MOCK_ + "class Anything:\n    __eq__ = type(mock.ANY).__eq__\n"
+                            "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
     "int subclass with __eq__ = int.__ne__": ("class Five(int):\n    __eq__ = int.__ne__\n"
                                              "def add(a, b):\n    return Five(0)\n", "Five.__eq__"),
 }

@@ -313,23 +313,26 @@ class T(unittest.TestCase):
     # pandas' NA and Timestamp, numpy scalars, Decimal, Fraction, datetime, enum, namedtuple.
     "library values": (
         '''
-import collections, datetime, decimal, enum, fractions
+import collections, datetime, decimal, enum, fractions, ipaddress
 import numpy as np
 import pandas as pd
 Color = enum.Enum("Color", "RED")
 Pair = collections.namedtuple("Pair", "a b")
 def task_func():
     return [pd.NA, pd.Timestamp("2020-01-02"), np.float64(1.5), decimal.Decimal("2.5"),
-            fractions.Fraction(1, 3), datetime.date(2020, 1, 2), Color.RED, Pair(1, 2)]
+            fractions.Fraction(1, 3), datetime.date(2020, 1, 2), Color.RED, Pair(1, 2),
+            ipaddress.ip_address("10.0.0.1"), collections.UserList([1]), collections.UserDict(a=1)]
 ''',
         '''
-import unittest
+import collections, datetime, decimal, fractions, ipaddress, unittest
+import pandas as pd
 class T(unittest.TestCase):
     def test_a(self):
         values = task_func()
         self.assertIs(values[0], type(values[0])())
-        self.assertEqual(values[1:], [pd.Timestamp("2020-01-02"), 1.5, decimal.Decimal("2.5"),
-                                      fractions.Fraction(1, 3), datetime.date(2020, 1, 2), Color.RED, (1, 2)])
+        self.assertEqual(values[1:7], [pd.Timestamp("2020-01-02"), 1.5, decimal.Decimal("2.5"),
+                                       fractions.Fraction(1, 3), datetime.date(2020, 1, 2), values[6]])
+        self.assertEqual(values[7:], [(1, 2), ipaddress.ip_address("10.0.0.1"), [1], {"a": 1}])
 ''',
     ),
 }

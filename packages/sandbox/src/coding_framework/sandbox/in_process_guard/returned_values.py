@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
+import opcode
 import sys
 import types
 from collections.abc import Callable
@@ -57,16 +59,19 @@ def foreign_answerer(
         if kind in _PLAIN or _id(item) in seen:
             continue
         seen.add(_id(item))
-        # A genuine mock's comparison methods are mock objects and proxies: _permissive_library_value
-        # reads what they were told to answer.
-        strict = not _genuine_mock(kind, is_trusted)
-        for cls in (kind, _type(kind)):
-            culprit = _untrusted_method(cls, is_trusted, comparisons=strict)
+        # First the program's code anywhere in the class (before any state of the value is read), then
+        # library objects told what to answer, then comparison methods that answer anything without
+        # the program's code (a genuine mock's are mock objects and proxies, judged by the second).
+        for strict in (False, True):
+            if strict and _genuine_mock(kind, is_trusted):
+                break
+            for cls in (kind, _type(kind)):
+                culprit = _untrusted_method(cls, is_trusted, comparisons=strict)
+                if culprit:
+                    return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
+            culprit = None if strict else _permissive_library_value(item, kind)
             if culprit:
-                return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
-        culprit = _permissive_library_value(item, kind)
-        if culprit:
-            return culprit
+                return culprit
         # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
         if _issubclass(kind, _DICT):
             todo.extend(_dict_keys(item))
@@ -165,6 +170,8 @@ _CALL_WRAPPERS = {functools.partial: functools.partial.func.__get__,
 _SLOT_WRAPPER, _METHOD_DESCRIPTOR = types.WrapperDescriptorType, types.MethodDescriptorType
 _DESCRIPTOR_NAME = {kind: kind.__dict__["__name__"].__get__ for kind in (_SLOT_WRAPPER, _METHOD_DESCRIPTOR)}
 _GETSET = types.GetSetDescriptorType
+_CO_VARARGS = inspect.CO_VARARGS
+_LOAD_LOCAL = frozenset(opcode.opmap[op] for op in ("LOAD_FAST", "LOAD_FAST_CHECK") if op in opcode.opmap)
 _FLAGS = type.__dict__["__flags__"].__get__
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not C
 
@@ -190,6 +197,7 @@ def _untrusted_method(
     method; a descriptor or callable object whose class has such a method). With `comparisons`, also
     one of the comparison methods that can answer anything without the program's code (see
     _answers_anything): what a returned value may not have; the bindings check asks only the first."""
+    resolved: set[str] = _set()  # names a class earlier in the MRO defines: the strict check is for those
     for klass in _MRO(cls):
         if klass is _OBJECT or klass is _TYPE:
             continue
@@ -198,10 +206,14 @@ def _untrusted_method(
                 continue
             func, wrapped = _unwrap(attr)
             kind = _type(func)
-            strict = comparisons and name in _ANSWER_ANYTHING
+            strict = comparisons and name in _ANSWER_ANYTHING and name not in resolved
+            resolved.add(name)
             if kind is _FUNCTION:
-                # (Wrapped: a library function called with arguments the program chose.)
-                if not is_trusted(func.__code__) or (strict and wrapped):
+                # Strict: a library function called with arguments the program chose (wrapped), or one
+                # that never reads the other operand (mock.ANY's `__eq__`, reused by a class of the
+                # program's, is "equal" to everything).
+                if not is_trusted(func.__code__) or (strict and (
+                        wrapped or _ignores_operand(func.__code__, _type(attr) is staticmethod))):
                     return f"{_QUALNAME(klass)}.{name}"
             elif strict and _answers_anything(name, func, is_trusted):
                 return f"{_QUALNAME(klass)}.{name}"
@@ -225,6 +237,22 @@ def _unwrap(attr: object) -> tuple[object, bool]:
         else:
             break
     return attr, wrapped
+
+
+def _ignores_operand(code: types.CodeType, static: bool) -> bool:
+    """Whether a comparison function never reads the operand it compares with: the parameter after
+    `self` (the first, for a staticmethod) or `*args`. A comparison that does not look at it answers
+    the same for everything. Read off the bytecode (loads of that local, or its cell)."""
+    index = 0 if static else 1
+    if code.co_argcount <= index:
+        if not code.co_flags & _CO_VARARGS:
+            return False  # the call with the operand fails
+        index = code.co_argcount + code.co_kwonlyargcount
+    operand = code.co_varnames[index]
+    if operand in code.co_cellvars:
+        return False
+    raw = code.co_code
+    return not any(raw[i] in _LOAD_LOCAL and raw[i + 1] == index for i in range(0, len(raw), 2))
 
 
 def _answers_anything(name: str, attr: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
