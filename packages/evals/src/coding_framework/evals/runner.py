@@ -228,13 +228,26 @@ def _pool_extras(benchmark: Benchmark, data_file: Path | None) -> dict[str, Any]
     extras: dict[str, Any] = {}
     if benchmark.preload:
         extras["preload"] = tuple(dict.fromkeys((*DEFAULT_PRELOAD, *benchmark.preload)))
+    private = list(benchmark.private_dirs()) if benchmark.private_dirs is not None else []
     if data_file is not None:
-        # Data files inside a path the sandbox shows (the Python install) are covered, so that a
-        # candidate cannot read the tests; files elsewhere are outside the sandbox's view anyway.
-        folder = os.path.realpath(Path(data_file).parent)
-        if any(folder == p or folder.startswith(p.rstrip("/") + "/") for p in default_visible()):
-            extras["hidden_paths"] = (folder,)
+        # The folder named and the folder the file really is in (a symlink's target may be elsewhere).
+        private += [Path(data_file).parent, Path(os.path.realpath(data_file)).parent]
+    hidden = hidden_paths(private, default_visible())
+    if hidden:
+        extras["hidden_paths"] = hidden
     return extras
+
+
+def hidden_paths(private: Sequence[str | os.PathLike[str]], visible: Sequence[str]) -> tuple[str, ...]:
+    """The real paths of the `private` folders (the tests, the expected outputs) that lie inside a
+    `visible` path, which the sandbox shows its candidates (the Python install), so that the pool covers
+    them; folders elsewhere are outside the sandbox's view anyway."""
+    found: dict[str, None] = {}
+    for folder in private:
+        real = os.path.realpath(folder)
+        if any(real == p.rstrip("/") or real.startswith(p.rstrip("/") + "/") for p in visible):
+            found[real] = None
+    return tuple(found)
 
 
 def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory | None = None) -> Evaluation:

@@ -89,7 +89,9 @@ def _libs(value: object) -> tuple[str, ...] | None:
     if isinstance(value, str):
         try:
             value = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
+        # Anything literal_eval raises is a malformed field: an unhashable set element or dict key
+        # (TypeError), nesting past the parser's stack (MemoryError) or the compiler's (RecursionError).
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return None
     if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         return tuple(value)

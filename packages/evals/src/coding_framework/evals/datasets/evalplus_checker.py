@@ -65,6 +65,26 @@ def mbpp_digit_distance(first, second):
     return sum(abs(int(x) - int(y)) for x, y in zip(a.zfill(width), b.zfill(width), strict=True))
 
 
+def same_set(out, expected):
+    """`set(out) == set(expected)`, in time linear in len(out) whatever `out` holds.
+
+    `out` is the candidate's (its items can be built to share one hash: multiples of 2**61 - 1 all hash
+    to 0), and `set(out)` of n distinct items sharing a hash is one quadratic C call that no alarm
+    stops, holding the trusted judge for as long as the candidate likes. So each item is first looked
+    up in the set of `expected` (the reference's output, trusted): a lookup costs at most the number of
+    expected items sharing its hash, and this Python loop stays interruptible. Only when every item
+    is one of the expected values is `set(out)` built: it then holds no more items sharing a hash
+    than the expected set does. The verdict is exactly `set(out) == set(expected)`'s: an item not
+    expected makes them differ, an unhashable one raises TypeError as `set(out)` would.
+    """
+    items = list(out)  # once: `out` may be an iterator (a generator's items cross as one)
+    allowed = set(expected)
+    for item in items:
+        if item not in allowed:
+            return False
+    return set(items) == allowed
+
+
 def _exact_match(dataset, entry_point, args, out, expected, atol):
     exact = out == expected
     if dataset == "mbpp":
@@ -77,7 +97,7 @@ def _exact_match(dataset, entry_point, args, out, expected, atol):
         if entry_point == "digit_distance_nums":
             return exact or out == mbpp_digit_distance(*args)
         if entry_point in SET_EQUAL_ENTRY_POINTS:
-            return set(out) == set(expected)
+            return same_set(out, expected)
         if entry_point in NOT_NONE_ENTRY_POINTS:
             return out == expected if isinstance(out, bool) else expected == (out is not None)
     return exact

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import json
 import os
 import textwrap
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from pathlib import Path
 
 from coding_framework.evals.data_sources import DataSource
 from coding_framework.evals.errors import InputFileError
-from coding_framework.evals.jsonl import iter_jsonl
+from coding_framework.evals.jsonl import iter_jsonl, load_json_document
 from coding_framework.evals.prompts import COMMON_STOPS, Prompt, PromptStyle, instruct_text
 from coding_framework.sandbox import FunctionCallJob, UnittestJob
 
@@ -104,10 +103,7 @@ def load_mbpp(path: str | os.PathLike[str] | None = None, *, split: str = "test"
 
 def _rows(path: Path) -> dict[int, tuple[str, dict]]:
     if path.name.endswith(".json"):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputFileError(f"cannot read {path}: {exc}") from exc
+        data = load_json_document(path)
         if not isinstance(data, list):
             raise InputFileError(f"{path}: expected a JSON array of MBPP tasks")
         items = [(f"{path}[{i}]", row) for i, row in enumerate(data)]
@@ -160,6 +156,8 @@ def _problem(where: str, number: int, row: dict, shots: tuple[MbppShot, ...]) ->
         entry_point, others = _called_names(tests, "\n".join(imports) + "\n" + setup)
     except SyntaxError as exc:
         raise InputFileError(f"{where}: a test of task {number} does not parse: {exc.msg}") from exc
+    except (MemoryError, RecursionError) as exc:  # nesting past the parser's stack or ast.walk's
+        raise InputFileError(f"{where}: a test of task {number} nests too deeply to be parsed") from exc
     if not entry_point:
         raise InputFileError(f"{where}: no function call found in the tests of task {number}")
     return MbppProblem(

@@ -30,7 +30,7 @@ from typing import Any
 
 from coding_framework.evals.data_sources import DataSource
 from coding_framework.evals.errors import InputFileError
-from coding_framework.evals.jsonl import iter_jsonl
+from coding_framework.evals.jsonl import iter_jsonl, load_json_document
 from coding_framework.evals.prompts import Prompt, PromptStyle
 from coding_framework.sandbox import Limits, ProgramJob
 
@@ -89,10 +89,7 @@ def _rows(path: Path):
         for i, row in enumerate(rows):
             yield f"{path} row {i}", i, row
     elif name.endswith(".json"):
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputFileError(f"cannot read {path}: {exc}") from exc
+        rows = load_json_document(path)
         if not isinstance(rows, list):
             raise InputFileError(f"{path}: expected a JSON array of problems")
         for i, row in enumerate(rows):
@@ -105,12 +102,23 @@ def _rows(path: Path):
 
 
 def _maybe_json(value: Any, where: str, field: str) -> Any:
+    """`value` decoded when it is a JSON string (APPS keeps tests so), else as it is."""
     if isinstance(value, str):
         try:
             return json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(f"{where}: {field} is not valid JSON ({exc.msg})") from exc
+        except (ValueError, RecursionError) as exc:
+            raise _unreadable(exc, where, field) from exc
     return value
+
+
+def _unreadable(exc: ValueError | RecursionError, where: str, field: str) -> InputFileError:
+    """The one-line error for a JSON string `field` that json.loads refused with `exc`."""
+    if isinstance(exc, json.JSONDecodeError):
+        return InputFileError(f"{where}: {field} is not valid JSON ({exc.msg})")
+    if isinstance(exc, RecursionError):
+        return InputFileError(f"{where}: {field} nests arrays or objects too deeply to be read")
+    # an integer beyond Python's digit limit for parsing (sys.set_int_max_str_digits)
+    return InputFileError(f"{where}: a value in {field} cannot be read ({exc})")
 
 
 def _io_pair(obj: Any, where: str, field: str) -> tuple[list, list]:
@@ -183,13 +191,15 @@ def _task_id(row: dict, index: int, path: Path) -> str:
     return f"{stem}/{value}"
 
 
-def _reference(row: dict) -> str:
+def _reference(row: dict, where: str) -> str:
     solutions = row.get("solutions")
     if isinstance(solutions, str):
         try:
             solutions = json.loads(solutions)
         except json.JSONDecodeError:
-            solutions = None
+            solutions = None  # not APPS's JSON list: no reference from this field
+        except (ValueError, RecursionError) as exc:  # JSON, but unreadable here: a malformed file
+            raise _unreadable(exc, where, "solutions") from exc
     if isinstance(solutions, list) and solutions and isinstance(solutions[0], str):
         return solutions[0]
     if isinstance(solutions, dict):
@@ -210,13 +220,28 @@ def _problem(where: str, index: int, row: dict, path: Path) -> StdioProblem:
         raise InputFileError(f"{where}: inputs and outputs must be lists of the same length")
     if not inputs:
         raise InputFileError(f"{where}: the problem has no tests")
+    task_id = _task_id(row, index, path)
     return StdioProblem(
-        task_id=_task_id(row, index, path),
+        task_id=task_id,
         statement=_statement(row, where),
-        inputs=tuple(_text(v, where, f"input {i}") for i, v in enumerate(inputs)),
+        inputs=tuple(_stdin(_text(v, where, f"input {i}"), where, task_id, i) for i, v in enumerate(inputs)),
         outputs=tuple(_text(v, where, f"output {i}") for i, v in enumerate(outputs)),
-        reference=_reference(row),
+        reference=_reference(row, where),
     )
+
+
+def _stdin(text: str, where: str, task_id: str, i: int) -> str:
+    """`text` when it can be fed as stdin; InputFileError otherwise. Stdin is fed as UTF-8 with
+    surrogateescape (U+DC80-U+DCFF stand for raw bytes), so another lone surrogate (JSON's "\\ud800")
+    has no bytes: refused here, naming the line, rather than when the first sample's job is built."""
+    try:
+        text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise InputFileError(
+            f"{where}: task {task_id!r}: input {i} holds {exc.object[exc.start]!r} at position {exc.start}, "
+            "a lone surrogate that is not text; fix the file"
+        ) from None
+    return text
 
 
 def stdio_jobs(
@@ -233,13 +258,27 @@ def stdio_jobs(
     """
     program = solution if solution is not None else completion
     count = len(problem.inputs) if max_tests <= 0 else min(max_tests, len(problem.inputs))
-    limits = Limits(timeout_s=timeout_s)
     return {
         f"test {i}": ProgramJob(
-            program=program, stdin=problem.inputs[i], expected_stdout=problem.outputs[i], limits=limits
+            program=program,
+            stdin=problem.inputs[i],
+            expected_stdout=problem.outputs[i],
+            limits=Limits(timeout_s=timeout_s, max_output_bytes=output_cap(problem.outputs[i])),
         )
         for i in range(count)
     }
+
+
+def output_cap(expected: str) -> int:
+    """Bytes a test's program may print (Limits.max_output_bytes): the sandbox's default (1 MiB), or
+    twice the expected output plus 64 KiB when that is more.
+
+    A correct program must fit: outputs are compared token by token, whitespace aside, so a correct
+    one may space its tokens differently, and doubling covers each one-byte separator written as two
+    ("\\r\\n" for "\\n", a space before each line break), with 64 KiB for padding at the end. It stays
+    bounded by the problem file's own data, so a runaway program is still stopped near that size.
+    """
+    return max(Limits().max_output_bytes, 2 * len(expected.encode("utf-8", "surrogatepass")) + (64 << 10))
 
 
 def stdio_job(problem: StdioProblem, completion: str, *, solution: str | None = None) -> ProgramJob:
