@@ -265,6 +265,16 @@ ANSWERING_RETURNS = {
                                 "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
     "__eq__ = mock.ANY's": (MOCK_ + "class Anything:\n    __eq__ = type(mock.ANY).__eq__\n"
                             "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
+    "__eq__ = a property subclass holding a lambda": (
+        "class P(property):\n    pass\nclass Anything:\n    __eq__ = P(lambda self: lambda other: True)\n"
+        "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
+    "__eq__ = a singledispatchmethod": (
+        "import functools\nclass Anything:\n    @functools.singledispatchmethod\n"
+        "    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Anything()\n",
+        "Anything.__eq__"),
+    "__eq__ = functools.update_wrapper (returns self)": (
+        "import functools\nclass Anything:\n    __eq__ = functools.update_wrapper\n"
+        "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
     "int subclass with __eq__ = int.__ne__": ("class Five(int):\n    __eq__ = int.__ne__\n"
                                              "def add(a, b):\n    return Five(0)\n", "Five.__eq__"),
 }

@@ -172,8 +172,6 @@ _DESCRIPTOR_NAME = {kind: kind.__dict__["__name__"].__get__ for kind in (_SLOT_W
 _GETSET = types.GetSetDescriptorType
 _CO_VARARGS = inspect.CO_VARARGS
 _LOAD_LOCAL = frozenset(opcode.opmap[op] for op in ("LOAD_FAST", "LOAD_FAST_CHECK") if op in opcode.opmap)
-_FLAGS = type.__dict__["__flags__"].__get__
-_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not C
 
 
 _HARMLESS_ATTRIBUTES = (types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
@@ -209,13 +207,16 @@ def _untrusted_method(
             strict = comparisons and name in _ANSWER_ANYTHING and name not in resolved
             resolved.add(name)
             if kind is _FUNCTION:
-                # Strict: a library function called with arguments the program chose (wrapped), or one
-                # that never reads the other operand (mock.ANY's `__eq__`, reused by a class of the
-                # program's, is "equal" to everything).
+                # Strict: a library function called with arguments the program chose (wrapped), one not
+                # named for this method (`__eq__ = functools.update_wrapper` returns self, `typing.cast`
+                # the operand: true), or one that never reads the other operand (mock.ANY's `__eq__`,
+                # reused by a class of the program's, is "equal" to everything). Libraries' own
+                # comparison functions carry the method's name (functools.wraps, total_ordering set it).
                 if not is_trusted(func.__code__) or (strict and (
-                        wrapped or _ignores_operand(func.__code__, _type(attr) is staticmethod))):
+                        wrapped or func.__name__ != name
+                        or _ignores_operand(func.__code__, _type(attr) is staticmethod))):
                     return f"{_QUALNAME(klass)}.{name}"
-            elif strict and _answers_anything(name, func, is_trusted):
+            elif strict and _answers_anything(name, func):
                 return f"{_QUALNAME(klass)}.{name}"
             elif not _issubclass(kind, _HARMLESS_ATTRIBUTES) and _untrusted_method(
                     kind, is_trusted, _DESCRIPTOR_METHODS):
@@ -255,23 +256,21 @@ def _ignores_operand(code: types.CodeType, static: bool) -> bool:
     return not any(raw[i] in _LOAD_LOCAL and raw[i + 1] == index for i in range(0, len(raw), 2))
 
 
-def _answers_anything(name: str, attr: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
-    """Whether a comparison method that is no Python function can answer whatever it is asked. Python
-    calls a class attribute that is no descriptor with the other operand alone: `__eq__ = id` (or
-    `type`, `bool`, `len`, `operator.itemgetter(0)`, a bound method) answers `x == anything` with
-    something true, and `__eq__ = int.__ne__` inverts an int's own answer. What passes: None and other
-    values that cannot be called, a built-in type's own method of the same name (`int.__eq__`), a
-    descriptor of a library class none of whose methods is the program's (unittest.mock's MagicProxy:
-    what a mock answers is judged by _permissive_library_value), and a compiled library's function of
-    the same name (Cython's, as pandas' NA has: a C-level `__name__` and `__code__`, read through its
-    type's own descriptors)."""
+def _answers_anything(name: str, attr: object) -> bool:
+    """Whether a comparison method that is no plain Python function can answer whatever it is asked.
+    Python calls a class attribute that is no descriptor with the other operand alone: `__eq__ = id`
+    (or `type`, `bool`, `len`, `operator.itemgetter(0)`, a bound method) answers `x == anything` with
+    something true, `__eq__ = int.__ne__` inverts an int's own answer, and a descriptor (a subclass of
+    property or classmethod, `enum.property`, `singledispatchmethod`, ...) hands back whatever function
+    it holds. What passes: None and other values that cannot be called, a built-in type's own method of
+    the same name (`int.__eq__`), and a compiled library's function of the same name (Cython's, as
+    pandas' NA has: a C-level `__name__` and `__code__`, read through its type's own descriptors). A
+    genuine mock's proxies never get here (foreign_answerer judges mocks by what they were told)."""
     kind = _type(attr)
     if attr is None or kind in _PLAIN:
         return False
     if kind is _SLOT_WRAPPER or kind is _METHOD_DESCRIPTOR:
         return _DESCRIPTOR_NAME[kind](attr) != name
-    if _FLAGS(kind) & _HEAP_TYPE and any("__get__" in _CLASS_DICT(klass) for klass in _MRO(kind)[:-1]):
-        return _untrusted_method(kind, is_trusted, _ANY_NAME) is not None
     own = _CLASS_DICT(kind)
     name_of, code_of = own.get("__name__"), own.get("__code__")
     if _type(name_of) is not _GETSET or _type(code_of) is not _GETSET:
