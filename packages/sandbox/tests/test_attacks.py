@@ -275,6 +275,18 @@ ANSWERING_RETURNS = {
     "__eq__ = functools.update_wrapper (returns self)": (
         "import functools\nclass Anything:\n    __eq__ = functools.update_wrapper\n"
         "def add(a, b):\n    return Anything()\n", "Anything.__eq__"),
+    # Library objects whose comparison is that of a value they hold: the walk enters them too.
+    "an always-equal object inside a UserList": (
+        "import collections\nclass Anything:\n    def __eq__(self, other):\n        return True\n"
+        "def add(a, b):\n    box = collections.UserList()\n    box.data = Anything()\n    return box\n",
+        "Anything.__eq__"),
+    "an always-equal object in a numpy masked object array": (
+        "import numpy as np\nclass Anything:\n    def __eq__(self, other):\n        return True\n"
+        "def add(a, b):\n    cells = np.empty(1, dtype=object)\n    cells[0] = Anything()\n"
+        "    return np.ma.array(cells)\n", "Anything.__eq__"),
+    "an always-equal object in a pandas object array": (
+        "import pandas as pd\nclass Anything:\n    def __eq__(self, other):\n        return True\n"
+        "def add(a, b):\n    return pd.array([Anything()], dtype=object)\n", "Anything.__eq__"),
     "int subclass with __eq__ = int.__ne__": ("class Five(int):\n    __eq__ = int.__ne__\n"
                                              "def add(a, b):\n    return Five(0)\n", "Five.__eq__"),
 }
@@ -287,6 +299,16 @@ def test_values_whose_comparison_is_the_programs_cannot_pass_a_unittest(pool, at
     assert verdict.status is Status.ERROR, verdict
     assert culprit in verdict.message and "is the program's" in verdict.message
     assert_pool_healthy(pool)
+
+
+def test_proxies_whose_target_cannot_be_read_cannot_pass_a_unittest(pool):
+    # A weakref proxy or a mappingproxy compares as the object behind it, which no C-level attribute
+    # shows: refused whatever it holds (an always-equal object of the program's, here).
+    for make in ("weakref.proxy(KEEP)", "types.MappingProxyType(KEEP)"):
+        program = ("import types, weakref\nclass Anything(dict):\n    def __eq__(self, other):\n"
+                   f"        return True\nKEEP = Anything()\ndef add(a, b):\n    return {make}\n")
+        verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+        assert verdict.status is Status.ERROR and "cannot be read" in verdict.message, verdict
 
 
 # Tests the parse of the source does not list (ids only the run reports): inherited from a base class

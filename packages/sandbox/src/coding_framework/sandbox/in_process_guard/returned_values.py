@@ -9,11 +9,13 @@ attributes, never by calling anything of the value's class.
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import inspect
 import opcode
 import sys
 import types
+import weakref
 from collections.abc import Callable
 
 # Special methods the trusted tests' comparisons, conversions and checks call on a value: a value whose
@@ -78,9 +80,53 @@ def foreign_answerer(
             todo.extend(_dict_values(item))
         elif _issubclass(kind, _SEQUENCES):
             todo.extend(item)
+        elif kind in _PROXIES:
+            return f"a {_QUALNAME(kind)}, whose comparisons are those of an object that cannot be read"
+        elif _issubclass(kind, _DELEGATING):
+            todo.append(_held_data(item, kind))
         else:
             todo.extend(_object_cells(item, libraries))
     return None
+
+
+# Library containers whose comparisons are those of the value in their `data` attribute.
+_DELEGATING = (collections.UserList, collections.UserDict, collections.UserString)
+_INSTANCE_DICT = {base: base.__dict__["__dict__"].__get__ for base in _DELEGATING}
+_PROXIES = (weakref.ProxyType, weakref.CallableProxyType, types.MappingProxyType)
+_FLAGS = type.__dict__["__flags__"].__get__
+_MODULE = type.__dict__["__module__"].__get__  # a C type's: from its C name
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not C
+
+
+def _numpy_ndarray(kind: type) -> type | None:
+    """numpy.ndarray if it is in `kind`'s MRO: the static (C) type of that name, never a class the
+    program made and named so (a class statement makes heap types only)."""
+    for klass in _MRO(kind):
+        if not _FLAGS(klass) & _HEAP_TYPE and _QUALNAME(klass) == "ndarray" and _MODULE(klass) == "numpy":
+            return klass
+    return None
+
+
+def _backing_array(item: object, kind: type) -> object:
+    """The numpy array behind a pandas extension array (pandas' `NDArrayBacked`, a compiled class:
+    its `_ndarray` is a C-level descriptor, which fails on any object not really backed so), or None."""
+    for klass in _MRO(kind):
+        getter = _CLASS_DICT(klass).get("_ndarray")
+        if _QUALNAME(klass) == "NDArrayBacked" and _type(getter) is _GETSET:
+            try:
+                array = getter.__get__(item, kind)
+            except TypeError:
+                return None
+            return array if _numpy_ndarray(_type(array)) is _type(array) else None
+    return None
+
+
+def _held_data(item: object, kind: type) -> object:
+    """The `data` a UserList/UserDict/UserString holds, read from its instance dict through the
+    library class's own descriptor (a subclass of the program's cannot answer for it)."""
+    base = next(b for b in _MRO(kind) if b in _INSTANCE_DICT)
+    state = _INSTANCE_DICT[base](item)
+    return state.get("data") if _type(state) is _DICT else None
 
 
 # Comparisons a library object can be told to answer whatever the other side is: no expected value
@@ -301,8 +347,16 @@ def _object_cells(item: object, libraries: tuple) -> list:
     for the exact library types, whose methods are trusted."""
     ndarray, object_dtype, series, index, frame = libraries
     kind = _type(item)
-    if kind is ndarray and kind is not None:
-        return _list(item.ravel()[:MAX_WALK]) if item.dtype == object_dtype else []
+    # numpy's ndarray, also when the program imported numpy after the harness took `libraries`: a C type
+    # (no class statement of the program's makes one) named so.
+    base = ndarray if ndarray is not None and _issubclass(kind, ndarray) else _numpy_ndarray(kind)
+    if base is not None:
+        if kind is not base:  # masked arrays, matrices, subclass views: their cells, as a plain view
+            item = base.view(item, base)
+        return _list(item.ravel()[:MAX_WALK]) if item.dtype.char == "O" else []
+    backing = _backing_array(item, kind)  # pd.array(..., dtype=object) and pandas' other arrays
+    if backing is not None:
+        return _object_cells(backing, libraries)
     if (kind is series or kind is index) and kind is not None:
         return _list(item[:MAX_WALK]) if item.dtype == object_dtype else []
     if kind is frame and kind is not None:
