@@ -284,9 +284,6 @@ ANSWERING_RETURNS = {
         "import numpy as np\nclass Anything:\n    def __eq__(self, other):\n        return True\n"
         "def add(a, b):\n    cells = np.empty(1, dtype=object)\n    cells[0] = Anything()\n"
         "    return np.ma.array(cells)\n", "Anything.__eq__"),
-    "an always-equal object in a pandas object array": (
-        "import pandas as pd\nclass Anything:\n    def __eq__(self, other):\n        return True\n"
-        "def add(a, b):\n    return pd.array([Anything()], dtype=object)\n", "Anything.__eq__"),
     "int subclass with __eq__ = int.__ne__": ("class Five(int):\n    __eq__ = int.__ne__\n"
                                              "def add(a, b):\n    return Five(0)\n", "Five.__eq__"),
 }
@@ -309,6 +306,15 @@ def test_proxies_whose_target_cannot_be_read_cannot_pass_a_unittest(pool):
                    f"        return True\nKEEP = Anything()\ndef add(a, b):\n    return {make}\n")
         verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
         assert verdict.status is Status.ERROR and "cannot be read" in verdict.message, verdict
+
+
+def test_pandas_arrays_whose_comparison_is_true_when_not_empty_cannot_pass_a_unittest(pool):
+    # No class of the program's at all: `pd.array([7]) == 5` is BooleanArray([False]), and pandas
+    # arrays take their truth from their length, so assertEqual(add(2, 3), 5) passed.
+    for make in ("pd.array([7])", "pd.arrays.SparseArray([7])", "pd.array([object()], dtype=object)"):
+        program = f"import pandas as pd\ndef add(a, b):\n    return {make}\n"
+        verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+        assert verdict.status is Status.ERROR and "true whenever it is not empty" in verdict.message, verdict
 
 
 # Tests the parse of the source does not list (ids only the run reports): inherited from a base class

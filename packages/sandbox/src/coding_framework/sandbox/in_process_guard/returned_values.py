@@ -82,6 +82,10 @@ def foreign_answerer(
             todo.extend(item)
         elif kind in _PROXIES:
             return f"a {_QUALNAME(kind)}, whose comparisons are those of an object that cannot be read"
+        elif _library_class(kind, _EXTENSION_ARRAY_MODULES, ("ExtensionArray",)) is not None:
+            # `pd.array([7]) == 5` is an array of False whose truth is its length: "equal" in a test.
+            return (f"a pandas {_QUALNAME(kind)}, whose comparison answers with an array that is true "
+                    "whenever it is not empty")
         elif _issubclass(kind, _DELEGATING):
             todo.append(_held_data(item, kind))
         else:
@@ -92,6 +96,7 @@ def foreign_answerer(
 # Library containers whose comparisons are those of the value in their `data` attribute.
 _DELEGATING = (collections.UserList, collections.UserDict, collections.UserString)
 _INSTANCE_DICT = {base: base.__dict__["__dict__"].__get__ for base in _DELEGATING}
+_EXTENSION_ARRAY_MODULES = ("pandas.api.extensions", "pandas.core.arrays.base")  # over pandas versions
 _PROXIES = (weakref.ProxyType, weakref.CallableProxyType, types.MappingProxyType)
 _FLAGS = type.__dict__["__flags__"].__get__
 _MODULE = type.__dict__["__module__"].__get__  # a C type's: from its C name
@@ -104,20 +109,6 @@ def _numpy_ndarray(kind: type) -> type | None:
     for klass in _MRO(kind):
         if not _FLAGS(klass) & _HEAP_TYPE and _QUALNAME(klass) == "ndarray" and _MODULE(klass) == "numpy":
             return klass
-    return None
-
-
-def _backing_array(item: object, kind: type) -> object:
-    """The numpy array behind a pandas extension array (pandas' `NDArrayBacked`, a compiled class:
-    its `_ndarray` is a C-level descriptor, which fails on any object not really backed so), or None."""
-    for klass in _MRO(kind):
-        getter = _CLASS_DICT(klass).get("_ndarray")
-        if _QUALNAME(klass) == "NDArrayBacked" and _type(getter) is _GETSET:
-            try:
-                array = getter.__get__(item, kind)
-            except TypeError:
-                return None
-            return array if _numpy_ndarray(_type(array)) is _type(array) else None
     return None
 
 
@@ -354,9 +345,6 @@ def _object_cells(item: object, libraries: tuple) -> list:
         if kind is not base:  # masked arrays, matrices, subclass views: their cells, as a plain view
             item = base.view(item, base)
         return _list(item.ravel()[:MAX_WALK]) if item.dtype.char == "O" else []
-    backing = _backing_array(item, kind)  # pd.array(..., dtype=object) and pandas' other arrays
-    if backing is not None:
-        return _object_cells(backing, libraries)
     if (kind is series or kind is index) and kind is not None:
         return _list(item[:MAX_WALK]) if item.dtype == object_dtype else []
     if kind is frame and kind is not None:
