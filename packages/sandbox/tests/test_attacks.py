@@ -308,6 +308,16 @@ def test_proxies_whose_target_cannot_be_read_cannot_pass_a_unittest(pool):
         assert verdict.status is Status.ERROR and "cannot be read" in verdict.message, verdict
 
 
+def test_a_class_module_name_whose_comparison_is_the_programs_runs_nothing_in_the_harness(pool):
+    # The harness read each class's `__module__` and compared it with `==`: a class whose `__module__`
+    # is an object of the program's ran the program's `__eq__` inside the harness's own checks.
+    program = ("RAN = []\nclass Weird:\n    def __eq__(self, other):\n        RAN.append(other)\n"
+               "        return False\n    __hash__ = object.__hash__\nclass R:\n    __module__ = Weird()\n"
+               "def add(a, b):\n    return 5 if RAN else R()\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.FAILED and "!= 5" in verdict.message, verdict
+
+
 def test_pandas_arrays_whose_comparison_is_true_when_not_empty_cannot_pass_a_unittest(pool):
     # No class of the program's at all: `pd.array([7]) == 5` is BooleanArray([False]), and pandas
     # arrays take their truth from their length, so assertEqual(add(2, 3), 5) passed.

@@ -100,7 +100,8 @@ class Snapshot:
             # whose class or metaclass could answer attribute reads with the program's code.
             if issubclass(type(value), type):
                 own = _CLASS_DICT(value)
-                if own.get("__module__") == name:
+                module = own.get("__module__")  # an exact str: any other object's `==` could be its code
+                if _type(module) is str and module == name:
                     self.entries.append((f"{name}.{attr}", own, dict(own), mode, True))
 
 

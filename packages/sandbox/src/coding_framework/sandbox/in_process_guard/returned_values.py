@@ -162,7 +162,9 @@ def _genuine_mock(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> b
 
 def _library_class(kind: type, modules: tuple[str, ...], names: tuple[str, ...]) -> type | None:
     for klass in _MRO(kind):
-        if _CLASS_DICT(klass).get("__module__") in modules and _QUALNAME(klass) in names:
+        module = _CLASS_DICT(klass).get("__module__")
+        # (An exact str first: a class of the program's may set any object there, whose `==` is its code.)
+        if _type(module) is str and module in modules and _QUALNAME(klass) in names:
             return klass
     return None
 
