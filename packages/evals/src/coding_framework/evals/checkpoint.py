@@ -2,11 +2,11 @@
 
 `<results file>.partial` beside the results file: a header line naming the run (benchmark, options,
 time limit, problems, package versions: `run_key`), then one line per decided sample, appended as
-verdicts come in and
-flushed at least every `FLUSH_S` seconds. A rerun of the same command (same results path) takes every
-line whose sample is still the one at that position of the samples file (same task id, completion
-and solution) and judges only the rest. The file is removed once the results file is written; a
-torn last line (a crash mid-write) is ignored. An advisory lock keeps two runs off one file.
+verdicts come in and flushed at least every `FLUSH_S` seconds. A rerun of the same command (same
+results path) takes every line whose sample is still the one at that position of the samples file
+(same task id, completion and solution) and judges only the rest. The file is removed once the
+results file is written; a torn last line (a crash mid-write) is ignored. An advisory lock keeps two
+runs off one file.
 """
 
 from __future__ import annotations

@@ -288,17 +288,8 @@ _NAMESPACE_SYSCTLS = ("user", "net", "mnt", "pid", "ipc", "uts", "cgroup", "time
 
 def block_nested_namespaces() -> bool:
     """Forbid new namespaces below this user namespace; True if every limit could be set."""
-    ok = True
-    for kind in _NAMESPACE_SYSCTLS:
-        path = f"/proc/sys/user/max_{kind}_namespaces"
-        try:
-            with open(path, "w") as fh:
-                fh.write("0")
-        except FileNotFoundError:
-            continue  # older kernels lack some of these
-        except OSError:
-            ok = False
-    return ok
+    limits = [(f"user/max_{kind}_namespaces", "0") for kind in _NAMESPACE_SYSCTLS]
+    return _set_sysctls(limits, missing_ok=True)
 
 
 def block_file_watches() -> bool:
@@ -307,16 +298,8 @@ def block_file_watches() -> bool:
     whose limit is small (128 by default): a sample holding them kept that user's processes on the host,
     and the samples of every other worker, from watching files while it ran. True if both limits could
     be set (kernels before 5.13 have no unprivileged fanotify, and no limit for it)."""
-    ok = True
-    for name in ("max_inotify_instances", "max_fanotify_groups"):
-        try:
-            with open(f"/proc/sys/user/{name}", "w") as fh:
-                fh.write("0")
-        except FileNotFoundError:
-            continue
-        except OSError:
-            ok = False
-    return ok
+    return _set_sysctls([("user/max_inotify_instances", "0"), ("user/max_fanotify_groups", "0")],
+                        missing_ok=True)
 
 
 def contain_sysv_ipc() -> bool:
@@ -326,11 +309,21 @@ def contain_sysv_ipc() -> bool:
     would leave its trace: the namespace's id counters move on, and the next sample's ids would tell how
     far. shm_rmid_forced stays as a second line. These sysctls belong to the sandbox's own IPC namespace.
     True if every one could be set."""
+    settings = [("kernel/shm_rmid_forced", "1"), ("kernel/shmmni", "0"), ("kernel/msgmni", "0"),
+                ("kernel/sem", "0 0 0 0")]
+    return _set_sysctls(settings, missing_ok=False)
+
+
+def _set_sysctls(settings: list[tuple[str, str]], *, missing_ok: bool) -> bool:
+    """Write each `/proc/sys/<name>` value (of this process's namespaces); True if every one was set.
+    `missing_ok`: a file this kernel does not have counts as set (older kernels lack some limits)."""
     ok = True
-    for name, value in (("shm_rmid_forced", "1"), ("shmmni", "0"), ("msgmni", "0"), ("sem", "0 0 0 0")):
+    for name, value in settings:
         try:
-            with open(f"/proc/sys/kernel/{name}", "w") as fh:
+            with open(f"/proc/sys/{name}", "w") as fh:
                 fh.write(value)
+        except FileNotFoundError:
+            ok = ok and missing_ok
         except OSError:
             ok = False
     return ok

@@ -168,7 +168,7 @@ class Zygote:
     def _replace_cgroup(self) -> None:
         """A new, empty cgroup of the same name, and a zygote in it: what an earlier sample left charged
         to the old one (CgroupBusy) goes with the old one, which can be removed once its processes are.
-        Only when a job lowers the memory limit under that charge (~0.3 s)."""
+        Only when a job lowers the memory limit under that charge (it costs a zygote start)."""
         self.stop()
         self.cgroup.remove()
         self.cgroup = WorkerCgroup.create(self.config["cgroup_name"])

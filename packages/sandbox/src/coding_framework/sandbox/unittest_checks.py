@@ -183,7 +183,8 @@ def _decide(
     # class: a test inherited from a base class or a mixin, or added with setattr, reports under an id
     # the parse does not know, and its failure is as real (the official harness runs them all). A skip
     # is a pass only where the source itself declares it.
-    unknown = [test_id for test_id in reports if test_id not in set(expected)]
+    listed = set(expected)
+    unknown = [test_id for test_id in reports if test_id not in listed]
     for test_id in [*expected, *unknown]:
         outcome, text = reports.get(test_id, ("missing", ""))
         if outcome == "missing":

@@ -64,16 +64,12 @@ def foreign_answerer(
         # First the program's code anywhere in the class (before any state of the value is read), then
         # library objects told what to answer, then comparison methods that answer anything without
         # the program's code (a genuine mock's are mock objects and proxies, judged by the second).
-        for strict in (False, True):
-            if strict and _genuine_mock(kind, is_trusted):
-                break
-            for cls in (kind, _type(kind)):
-                culprit = _untrusted_method(cls, is_trusted, comparisons=strict)
-                if culprit:
-                    return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
-            culprit = None if strict else _permissive_library_value(item, kind)
-            if culprit:
-                return culprit
+        culprit = _class_culprit(kind, is_trusted, ANSWERING_METHODS, comparisons=False)
+        culprit = culprit or _permissive_library_value(item, kind)
+        if not culprit and not _genuine_mock(kind, is_trusted):
+            culprit = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
+        if culprit:
+            return culprit
         # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
         if _issubclass(kind, _DICT):
             todo.extend(_dict_keys(item))
@@ -90,6 +86,16 @@ def foreign_answerer(
             todo.append(_held_data(item, kind))
         else:
             todo.extend(_object_cells(item, libraries))
+    return None
+
+
+def _class_culprit(kind: type, is_trusted: Callable[[types.CodeType], bool], names: frozenset[str], *,
+                   comparisons: bool) -> str | None:
+    """The reason to refuse a value of class `kind`, from `_untrusted_method` on it and its metaclass."""
+    for cls in (kind, _type(kind)):
+        culprit = _untrusted_method(cls, is_trusted, names, comparisons=comparisons)
+        if culprit:
+            return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
     return None
 
 
@@ -123,6 +129,7 @@ def _held_data(item: object, kind: type) -> object:
 # Comparisons a library object can be told to answer whatever the other side is: no expected value
 # needed, so such an object forges equality (or order, or membership) without any code of the program.
 _ANSWER_ANYTHING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__")
+_COMPARISONS = frozenset(_ANSWER_ANYTHING)
 
 
 def _permissive_library_value(item: object, kind: type) -> str | None:
@@ -243,7 +250,7 @@ def _untrusted_method(
                 continue
             func, wrapped = _unwrap(attr)
             kind = _type(func)
-            strict = comparisons and name in _ANSWER_ANYTHING and name not in resolved
+            strict = comparisons and name in _COMPARISONS and name not in resolved
             resolved.add(name)
             if kind is _FUNCTION:
                 # Strict: a library function called with arguments the program chose (wrapped), one not
