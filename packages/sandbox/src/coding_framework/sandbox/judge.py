@@ -668,8 +668,10 @@ def serve(sock: socket.socket, config: dict, spawned: tuple[subprocess.Popen, so
         hello = {"op": "hello", "error": str(exc)}
     try:
         wire.send_frame(sock, json.dumps(hello).encode())
+        if "error" in hello:
+            return  # the pool raises the error; no job will come
         lifeline = _Lifeline(sock, judge)
-        while "error" not in hello:
+        while True:
             job = marshal.loads(wire.recv_frame(sock, MAX_JOB_BYTES))
             lifeline.busy = True
             if lifeline.gone:

@@ -30,7 +30,7 @@ from typing import Any
 
 from coding_framework.evals.data_sources import DataSource
 from coding_framework.evals.errors import InputFileError
-from coding_framework.evals.jsonl import iter_jsonl, load_json_document
+from coding_framework.evals.jsonl import iter_jsonl, json_refused, load_json_document
 from coding_framework.evals.prompts import Prompt, PromptStyle
 from coding_framework.sandbox import Limits, ProgramJob
 
@@ -107,18 +107,8 @@ def _maybe_json(value: Any, where: str, field: str) -> Any:
         try:
             return json.loads(value)
         except (ValueError, RecursionError) as exc:
-            raise _unreadable(exc, where, field) from exc
+            raise json_refused(exc, where, field) from exc
     return value
-
-
-def _unreadable(exc: ValueError | RecursionError, where: str, field: str) -> InputFileError:
-    """The one-line error for a JSON string `field` that json.loads refused with `exc`."""
-    if isinstance(exc, json.JSONDecodeError):
-        return InputFileError(f"{where}: {field} is not valid JSON ({exc.msg})")
-    if isinstance(exc, RecursionError):
-        return InputFileError(f"{where}: {field} nests arrays or objects too deeply to be read")
-    # an integer beyond Python's digit limit for parsing (sys.set_int_max_str_digits)
-    return InputFileError(f"{where}: a value in {field} cannot be read ({exc})")
 
 
 def _io_pair(obj: Any, where: str, field: str) -> tuple[list, list]:
@@ -199,7 +189,7 @@ def _reference(row: dict, where: str) -> str:
         except json.JSONDecodeError:
             solutions = None  # not APPS's JSON list: no reference from this field
         except (ValueError, RecursionError) as exc:  # JSON, but unreadable here: a malformed file
-            raise _unreadable(exc, where, "solutions") from exc
+            raise json_refused(exc, where, "solutions") from exc
     if isinstance(solutions, list) and solutions and isinstance(solutions[0], str):
         return solutions[0]
     if isinstance(solutions, dict):
