@@ -21,7 +21,15 @@ from conftest import (
     stray_processes,
 )
 
-from coding_framework.sandbox import FunctionCallJob, Limits, ProgramJob, Status, UnittestJob
+from coding_framework.sandbox import (
+    DEFAULT_PRELOAD,
+    FunctionCallJob,
+    Limits,
+    ProgramJob,
+    SandboxPool,
+    Status,
+    UnittestJob,
+)
 
 ADD_TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(0, 0) == 0\n"
 
@@ -211,9 +219,11 @@ def test_patching_unittest_or_builtins_past_the_static_check_is_caught(pool, att
     assert_pool_healthy(pool)
 
 
-# Runs while the loader inspects the test module's names (the program's are copied there), and
-# replaces the test with one that puts the original back when it runs: nothing is left to see after
-# the test. The test class sorts before the canary's, so the canary does not run first.
+# Would run while the loader inspected the test module's names (the program's are copied there),
+# replacing the test with one that puts the original back when it runs: nothing left to see after the
+# test. The test class sorts before the canary's, so the canary does not run first. Until sandbox
+# 0.3.1's red-team pass the bindings guard caught the replacement; now the harness loads only the
+# classes the trusted source defines, and nothing of the program's runs while the tests load.
 LOADER_TIME_PATCH = """
 class Sneaky:
     @property
@@ -229,12 +239,76 @@ def add(a, b):
 """
 
 
-def test_replacing_a_test_while_the_tests_load_is_caught(pool):
+def test_loading_the_tests_runs_none_of_the_programs_code(pool):
     test = UNIT_TEST.replace("TestAdd", "AddTests")
     verdict = pool.run(UnittestJob(program=LOADER_TIME_PATCH, test=test))
-    assert verdict.status is Status.ERROR
-    assert "test_solution.AddTests.test_small was rebound" in verdict.message
+    assert verdict.status is Status.FAILED, verdict
+    assert verdict.message.startswith("AddTests.test_small fail: AssertionError: 0 != 5"), verdict
     assert_pool_healthy(pool)
+
+
+# unittest's own control flow turned against it (red-team pass, sandbox 0.3.1). Each program adds
+# wrongly; each of these passed before. None names unittest where the static check would see it.
+CASE_MODULE = "case = __import__('unit' + 'test.case', fromlist=['case'])\n"
+SHOULD_STOP = ("[c for c in getattr(Exception, '__sub' + 'classes__')()"
+               " if c.__name__ == '_Should' + 'Stop'][0]")
+UNITTEST_FLOW = {
+    # unittest swallows its _ShouldStop in every test part: the assertion is never reached.
+    "raising unittest's _ShouldStop": (
+        "def add(a, b):\n"
+        "    raise " + SHOULD_STOP + "()\n",
+        Status.ERROR, "TestAdd.test_small error: unittest.case._ShouldStop"),
+    # The same after the harness unbound it: the real class found again, bound back for the raise and
+    # unbound again (from __del__, as the exception is dropped), before any comparison of bindings.
+    "_ShouldStop bound back for a moment": (
+        "import sys\n" + CASE_MODULE +
+        "real = " + SHOULD_STOP + "\n"
+        "class Stop(real):\n"
+        "    def __del__(self):\n        setattr(case, '_Should' + 'Stop', ())\n"
+        "def add(a, b):\n    setattr(case, '_Should' + 'Stop', real)\n    raise Stop()\n",
+        Status.ERROR, "unittest.case was changed"),
+    # unittest calls a test module's load_tests, setUpModule and tearDownModule: the program's are not.
+    "load_tests replacing every test": (
+        "def add(a, b):\n    return 0\n"
+        "def load_tests(loader, suite, pattern):\n"
+        "    def walk(s):\n        for t in s:\n            if hasattr(t, '_testMethodName'):\n"
+        "                yield t\n            else:\n                yield from walk(t)\n"
+        "    for t in walk(suite):\n        if not type(t).__name__.startswith('Cf'):  # not the canary\n"
+        "            setattr(t, t._testMethodName, lambda: None)\n"
+        "    return suite\n", Status.FAILED, "TestAdd.test_small fail"),
+    "setUpModule marking every test an expected failure": (
+        "def add(a, b):\n    raise TypeError('wrong for every input')\n"
+        "def setUpModule():\n"
+        "    setattr(__import__('test_solution').TestAdd, '__unit' + 'test_expecting_failure__', True)\n",
+        Status.ERROR, "TestAdd.test_small error: TypeError: wrong for every input"),
+    # The mark unittest reads on the method (or class), set from inside a call: an expected failure
+    # counts only where the trusted source declares it.
+    "a test marked an expected failure during a call": (
+        "def add(a, b):\n"
+        "    for name in ('test_small', 'test_zero'):\n"
+        "        f = getattr(__import__('test_solution').TestAdd, name)\n"
+        "        setattr(f, '__unit' + 'test_expecting_failure__', True)\n"
+        "    return 5\n", Status.ERROR,
+        "TestAdd.test_zero failed and was marked an expected failure, which the tests do not declare"),
+}
+
+
+@pytest.fixture(scope="module")
+def unittest_pool():
+    """Preloading unittest as evals' BigCodeBench pools do: its classes then live in the zygote's frozen
+    heap, and the _ShouldStop the harness unbinds can still be found (a fresh import lets gc free it)."""
+    with SandboxPool(workers=1, limits=Limits(timeout_s=5.0), require_isolation=True,
+                     preload=(*DEFAULT_PRELOAD, "unittest", "unittest.mock")) as p:
+        yield p
+
+
+@pytest.mark.parametrize("attack", sorted(UNITTEST_FLOW))
+def test_unittests_own_control_flow_cannot_pass_a_wrong_program(unittest_pool, attack):
+    program, status, finding = UNITTEST_FLOW[attack]
+    verdict = unittest_pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is status, verdict
+    assert finding in verdict.message, verdict
+    assert_pool_healthy(unittest_pool)
 
 
 MOCK_ = 'import sys\nmock = getattr(sys, "mod" + "ules")["unit" + "test.mock"]\n'
@@ -286,6 +360,11 @@ ANSWERING_RETURNS = {
         "    return np.ma.array(cells)\n", "Anything.__eq__"),
     "int subclass with __eq__ = int.__ne__": ("class Five(int):\n    __eq__ = int.__ne__\n"
                                              "def add(a, b):\n    return Five(0)\n", "Five.__eq__"),
+    # A library class whose comparison is Python code comparing what the instance holds (0.3.1).
+    "a Fraction holding always-equal objects": (
+        "import fractions\nclass Anything:\n    def __eq__(self, other):\n        return True\n"
+        "def add(a, b):\n    f = fractions.Fraction(0)\n    f._numerator = f._denominator = Anything()\n"
+        "    return f\n", "Anything.__eq__"),
 }
 
 
@@ -325,6 +404,42 @@ def test_pandas_arrays_whose_comparison_is_true_when_not_empty_cannot_pass_a_uni
         program = f"import pandas as pd\ndef add(a, b):\n    return {make}\n"
         verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
         assert verdict.status is Status.ERROR and "true whenever it is not empty" in verdict.message, verdict
+
+
+# The values a pair of results unpacks to, compared one by one: a pandas Series unpacks to its cells.
+# The tests import no pandas, so the harness never saw it loaded; before 0.3.1 only objects of the
+# exact Series class it had recorded were looked into.
+PAIR_TEST = ("import unittest\nclass TestPair(unittest.TestCase):\n"
+             "    def test_pair(self):\n        low, high = pair(2, 3)\n"
+             "        self.assertEqual(low, 2)\n        self.assertEqual(high, 3)\n")
+ANYTHING = ("import pandas as pd\nclass Anything:\n    def __eq__(self, other):\n        return True\n"
+            "    __hash__ = object.__hash__\n")
+PANDAS_CELLS = {
+    "object cells of a Series": (
+        "def pair(a, b):\n    return pd.Series([Anything(), Anything()], dtype=object)\n",
+        "a Anything whose Anything.__eq__ is the program's"),
+    "a Series subclass of the program's": (
+        "class Column(pd.Series):\n    pass\n"
+        "def pair(a, b):\n    return Column([Anything(), Anything()], dtype=object)\n",
+        "a Column, a subclass of a pandas container that pandas did not make"),
+    "the same, named and placed as pandas' own": (
+        "class Series(pd.Series):\n    __module__ = 'pandas'\n"
+        "def pair(a, b):\n    return Series([Anything(), Anything()], dtype=object)\n",
+        "a Series, a subclass of a pandas container that pandas did not make"),
+    "the categories of a categorical Index": (
+        "def pair(a, b):\n    return pd.CategoricalIndex([Anything(), Anything()])\n",
+        "a Anything whose Anything.__eq__ is the program's"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(PANDAS_CELLS))
+def test_pandas_containers_are_looked_into_whatever_the_tests_import(pool, attack):
+    body, culprit = PANDAS_CELLS[attack]
+    verdict = pool.run(UnittestJob(program=ANYTHING + body, test=PAIR_TEST))
+    assert verdict.status is Status.ERROR and culprit in verdict.message, verdict
+    right_program = "import pandas as pd\ndef pair(a, b):\n    return pd.Series([a, b])\n"
+    right = pool.run(UnittestJob(program=right_program, test=PAIR_TEST))
+    assert right.status is Status.PASSED, right
 
 
 # Tests the parse of the source does not list (ids only the run reports): inherited from a base class

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from coding_framework.sandbox import ProgramJob, Status, UnittestJob
-from coding_framework.sandbox.unittest_checks import declared_skip_ids, expected_test_ids, static_violations
+from coding_framework.sandbox.unittest_checks import (
+    declared_expected_failure_ids,
+    declared_skip_ids,
+    expected_test_ids,
+    static_violations,
+)
 
 TEST = '''
 import os
@@ -158,3 +163,61 @@ def test_a_failing_class_fixture_is_an_error_naming_it(pool):
     assert verdict.status is Status.ERROR
     assert "fixture failed" in verdict.message and "setUpClass" in verdict.message
     assert "TypeError" in verdict.message
+
+
+# What unittest offers a test, all at once: none of it may look like tampering with unittest's sealed
+# machinery (sandbox 0.3.1 watches unittest.case and its neighbours for any change at all).
+EVERYTHING_UNITTEST = '''
+import logging
+import unittest
+import warnings
+from unittest import mock
+
+class TestCases(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.base = 10
+        cls.addClassCleanup(lambda: None)
+
+    def setUp(self):
+        self.addCleanup(lambda: None)
+
+    def test_subtests(self):
+        for x in range(3):
+            with self.subTest(x=x):
+                self.assertEqual(task_func(x), 2 * x)
+
+    def test_logs_and_warnings(self):
+        with self.assertLogs("demo", level="INFO") as logs:
+            logging.getLogger("demo").info("value %d", task_func(1))
+        self.assertEqual(logs.output, ["INFO:demo:value 2"])
+        with self.assertWarns(UserWarning):
+            warnings.warn("careful", UserWarning)
+
+    def test_raises_and_mocks(self):
+        with self.assertRaises(TypeError):
+            task_func(None)
+        with mock.patch("os.getcwd", return_value="/x"):
+            self.assertEqual(task_func(self.base), 20)
+
+    @unittest.expectedFailure
+    def test_known_limit(self):
+        self.assertEqual(task_func(7), 15)
+
+@unittest.expectedFailure
+class TestDeclaredClass(unittest.TestCase):
+    def test_known_too(self):
+        self.assertEqual(task_func(1), 3)
+'''
+
+
+def test_expected_failures_declared_by_the_trusted_source_count_as_passes(pool):
+    assert declared_expected_failure_ids(EVERYTHING_UNITTEST) == {
+        "TestCases.test_known_limit", "TestDeclaredClass.test_known_too"}
+    right = pool.run(UnittestJob(program="def task_func(x):\n    return 2 * x\n", test=EVERYTHING_UNITTEST))
+    assert right.status is Status.PASSED, right
+    # A declared expected failure that succeeds is still a failure, as in unittest.
+    lucky = pool.run(UnittestJob(program="def task_func(x):\n    return 15 if x == 7 else 2 * x\n",
+                                 test=EVERYTHING_UNITTEST))
+    assert lucky.status is Status.FAILED, lucky
+    assert lucky.message == "TestCases.test_known_limit fail: unexpected success", lucky

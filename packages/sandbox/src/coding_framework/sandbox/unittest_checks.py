@@ -75,17 +75,22 @@ def expected_test_ids(test_source: str | ast.Module) -> list[str]:
 
 
 _SKIP_DECORATORS = frozenset({"skip", "skipIf", "skipUnless"})
+_EXPECTED_FAILURE_DECORATORS = frozenset({"expectedFailure"})
 
 
-def _declares_skip(node: ast.AST, *, body: bool) -> bool:
-    """Whether `node` carries a unittest skip decorator, or (with `body`) calls `skipTest` itself."""
+def _decorated(node: ast.AST, names: frozenset[str]) -> bool:
+    """Whether `node` carries one of the decorators `names` (bare, called, or as an attribute)."""
     for decorator in getattr(node, "decorator_list", ()):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
-        if name in _SKIP_DECORATORS:
+        if name in names:
             return True
+    return False
+
+
+def _calls_skip_test(node: ast.AST) -> bool:
     calls = (inner for inner in ast.walk(node) if isinstance(inner, ast.Call))
-    return body and any(getattr(call.func, "attr", None) == "skipTest" for call in calls)
+    return any(getattr(call.func, "attr", None) == "skipTest" for call in calls)
 
 
 def declared_skip_ids(test_source: str | ast.Module) -> set[str]:
@@ -96,7 +101,20 @@ def declared_skip_ids(test_source: str | ast.Module) -> set[str]:
     return {
         f"{cls.name}.{method.name}"
         for cls, method in _test_methods(tree)
-        if _declares_skip(cls, body=False) or _declares_skip(method, body=True)
+        if _decorated(cls, _SKIP_DECORATORS) or _decorated(method, _SKIP_DECORATORS)
+        or _calls_skip_test(method)
+    }
+
+
+def declared_expected_failure_ids(test_source: str | ast.Module) -> set[str]:
+    """Test ids the trusted source marks `@expectedFailure` (on the method or its class): only their
+    expected failures count as passes. unittest reads the mark from an attribute of the method or the
+    class, which the program can set on any test (a failing test then "passes" as expected)."""
+    tree = ast.parse(test_source) if isinstance(test_source, str) else test_source
+    return {
+        f"{cls.name}.{method.name}"
+        for cls, method in _test_methods(tree)
+        if _decorated(cls, _EXPECTED_FAILURE_DECORATORS) or _decorated(method, _EXPECTED_FAILURE_DECORATORS)
     }
 
 
@@ -141,7 +159,8 @@ def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
     finally:
         session.end()
     if status is None:
-        status, message = _decide(expected, reports, canary, problem, declared_skip_ids(tree))
+        declared = {"skip": declared_skip_ids(tree), "xfail": declared_expected_failure_ids(tree)}
+        status, message = _decide(expected, reports, canary, problem, declared)
     if judge.zygote.new_oom_kills() and status is not Status.PASSED:
         status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
     return make_result(session, status, message, started)
@@ -172,8 +191,10 @@ def _collect(session, key: bytes, reports: dict) -> str | tuple | None:
 
 
 def _decide(
-    expected: list[str], reports: dict, canary: str, problem: str | None, may_skip: set[str]
+    expected: list[str], reports: dict, canary: str, problem: str | None, declared: dict[str, set[str]]
 ) -> tuple[Status, str]:
+    """The verdict from the verified reports. `declared`: for the outcomes "skip" and "xfail" (an
+    expected failure), the test ids whose trusted source declares them; those count as passes."""
     if problem is not None:
         return Status.ERROR, f"harness tampering detected: {problem}"
     canary_outcome = reports.pop(f"{canary}.test_must_fail", ("missing", ""))[0]
@@ -182,16 +203,23 @@ def _decide(
     # Every test the suite ran counts, not only those the source declares at the top of a TestCase
     # class: a test inherited from a base class or a mixin, or added with setattr, reports under an id
     # the parse does not know, and its failure is as real (the official harness runs them all). A skip
-    # is a pass only where the source itself declares it.
+    # or an expected failure is a pass only where the source itself declares it.
     listed = set(expected)
     unknown = [test_id for test_id in reports if test_id not in listed]
     for test_id in [*expected, *unknown]:
         outcome, text = reports.get(test_id, ("missing", ""))
         if outcome == "missing":
             return Status.ERROR, f"{test_id} did not report"
-        if outcome == "skip" and test_id in may_skip:
+        if test_id in declared.get(outcome, ()):
             continue
+        if outcome == "xfail":
+            return Status.ERROR, (f"{test_id} failed and was marked an expected failure, which the tests do "
+                                  f"not declare (the program marked it): {_last_line(text)}")
         if outcome != "pass":
-            last = text.strip().splitlines()[-1] if text.strip() else ""
-            return (Status.FAILED if outcome == "fail" else Status.ERROR), f"{test_id} {outcome}: {last}"
+            status = Status.FAILED if outcome == "fail" else Status.ERROR
+            return status, f"{test_id} {outcome}: {_last_line(text)}"
     return Status.PASSED, ""
+
+
+def _last_line(text: str) -> str:
+    return text.strip().splitlines()[-1] if text.strip() else ""

@@ -29,9 +29,10 @@ Three layers, all set up by the child before the candidate's code first runs (se
    reported. The guard's own module, the harness and builtins are compared before any check runs. A rebound
    `np.testing.assert_array_equal`, `unittest.TestCase.run` or `builtins.len` makes the sample an error.
    Other modules are watched for rebound functions and classes only, which lazy initialisation in
-   libraries does not do.
+   libraries does not do. unittest's machinery (SEALED_MODULES and their classes) may not change at
+   all, even for a moment: every change stamps a dict with a new version tag, which is compared.
 3. Guarded calls: the program's functions, as the tests see them, are GuardedFunctions. When a call
-   returns, bindings rebound to the program's own code are looked for at once (a replaced assertion
+   returns (or raises), bindings rebound to the program's own code are looked for at once (a replaced assertion
    that would put the original back when called is caught before the test calls it; the test's own
    mock.patches are not the program's and pass), and the returned value, with what it contains, may
    not be of a class taking a comparison or conversion method from the program (an `__eq__` that is
@@ -46,8 +47,9 @@ own, and a generator's behind each GuardedFunction), which the audit hook refuse
 Not closed (documented in the package README): the program can read and change the tests' own data
 (test classes are reachable, and `dis` shows their constants); program code that runs later in a test
 without a guarded call returning (a callback handed to a library, a generator's body) can patch and
-restore in between; values reached only through library objects other than containers, numpy object
-arrays and pandas object columns are not inspected; and a frame handed on by trusted code that names
+restore in between, outside unittest's sealed machinery; values reached only through library objects
+other than containers, numpy object arrays, pandas containers and instances whose comparison is
+trusted Python code are not inspected; and a frame handed on by trusted code that names
 what it fetches (a third-party helper this package does not know) is not refused. Function-call jobs,
 where the candidate never shares a process with the tests, are not exposed to any of this.
 """
@@ -65,6 +67,7 @@ from coding_framework.sandbox.in_process_guard.audit_hook import (
 )
 from coding_framework.sandbox.in_process_guard.bindings import (
     HARNESS_MODULES,
+    SEALED_MODULES,
     Snapshot,
     make_checker,
     make_harness_check,
@@ -82,7 +85,8 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
 
 __all__ = [
     "ANSWERING_METHODS", "FRAME_HELPERS", "GUARDED_ATTRIBUTES", "GUARDED_EVENTS", "HARNESS_MODULES",
-    "PASS_THROUGH_MODULES", "STACK_WIDE_EVENTS", "GuardedFunction", "Snapshot", "code_objects",
+    "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "GuardedFunction", "Snapshot",
+    "code_objects",
     "foreign_answerer", "guard_calls", "install_audit_hook", "library_types", "make_checker",
     "make_harness_check", "make_restorer", "make_trust", "preimport", "program_made", "record",
     "trusted_roots",

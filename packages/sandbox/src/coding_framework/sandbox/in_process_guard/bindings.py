@@ -86,6 +86,26 @@ class Snapshot:
         # (label, live namespace, copy, mode, is_class)
         self.entries: list[tuple[str, object, dict, str, bool]] = []
         self.modules: list[tuple[str, types.ModuleType]] = []
+        # (label, view of the namespace's version tag, the tag now): see seal
+        self.sealed: list[tuple[str, object, int]] = []
+
+    def seal(self, name: str, module: types.ModuleType) -> None:
+        """Also watch `module`'s namespace, and those of the classes it defines, for any change at all,
+        even one put back before the next comparison (rebind, raise, restore from a `__del__`): CPython
+        3.11 stamps a dict with a new version tag (PEP 509) on every change; the tag is read through a
+        ctypes view made now, held only by the checkers' closures. Not where the tag cannot be read
+        (another interpreter), nor for namespaces that change on their own (the `unittest` package's
+        lazy `__getattr__`): only SEALED_MODULES."""
+        view = _version_view()
+        if view is None:
+            return
+        namespaces = [(name, module.__dict__)]
+        for attr, value in list(module.__dict__.items()):
+            if issubclass(type(value), type) and _CLASS_DICT(value).get("__module__") == name:
+                namespaces.append((f"{name}.{attr}", _class_namespace(value)))
+        for label, namespace in namespaces:
+            tag = view(namespace)
+            self.sealed.append((label, tag, tag[_VERSION_INDEX]))
 
     def add_module(self, name: str, module: types.ModuleType, mode: str) -> None:
         if mode not in ("strict", "functions", "methods"):
@@ -103,6 +123,37 @@ class Snapshot:
                 module = own.get("__module__")  # an exact str: any other object's `==` could be its code
                 if _type(module) is str and module == name:
                     self.entries.append((f"{name}.{attr}", own, dict(own), mode, True))
+
+
+# unittest's machinery, sealed (Snapshot.seal): a test's outcome is decided here, within the test.
+SEALED_MODULES = ("unittest.case", "unittest.suite", "unittest.result", "unittest.loader", "unittest.util",
+                  "unittest.signals", "unittest._log")
+_VERSION_INDEX = 3  # PyDictObject: ob_refcnt, ob_type, ma_used, ma_version_tag (64-bit words)
+
+
+def _version_view():
+    """A function making a ctypes view of a dict's first four words, or None where the version tag is
+    not where CPython 3.11 keeps it (checked on a dict changed here)."""
+    if sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11):
+        return None
+    import ctypes
+
+    def view(namespace: dict):
+        return (ctypes.c_uint64 * 4).from_address(id(namespace))
+
+    probe: dict = {}
+    tag = view(probe)
+    before = tag[_VERSION_INDEX]
+    probe["x"] = 1
+    return view if tag[_VERSION_INDEX] != before else None
+
+
+def _class_namespace(cls: type) -> dict:
+    """The dict behind a class's mappingproxy (gc's referent: the proxy holds nothing else)."""
+    import gc
+
+    (namespace,) = gc.get_referents(_CLASS_DICT(cls))
+    return namespace
 
 
 # The guard's own code and what it calls: nothing a test patches, so compared strictly and always first.
@@ -140,6 +191,8 @@ def record(strict_names: Iterable[str]) -> Snapshot:
         if isinstance(module, types.ModuleType):
             mode = "strict" if name in strict or _under(name, strict) else "functions"
             snapshot.add_module(name, module, mode)
+            if name in SEALED_MODULES:
+                snapshot.seal(name, module)
     return snapshot
 
 
@@ -170,9 +223,11 @@ def make_checker(
     function = types.FunctionType
     entries = [e for s in snapshots for e in s.entries]
     loaded = [m for s in snapshots for m in s.modules]
+    sealed = [e for s in snapshots for e in s.sealed]
+    version = _VERSION_INDEX
 
     def changes() -> list[str]:
-        found = []
+        found = [f"{label} was changed" for label, tag, seen in sealed if tag[version] != seen][:limit]
         for name, module in loaded:
             if modules_now.get(name) is not module and not program_made_only:
                 found.append(f"sys.modules[{name!r}] was replaced or removed")

@@ -12,20 +12,31 @@ from coding_framework.sandbox.in_process_guard.returned_values import foreign_an
 
 
 class GuardedFunction(tuple):
-    # A program function as the tests see it: (function, check, error type, bound-method type). A call
-    # calls the function, then `check` (the `send` of a generator whose frame alone holds the checks);
-    # a finding, or a check that no longer runs, raises. The state is a tuple and the code reads no
-    # global or builtin name, so nothing reachable from an instance can be rewritten in place: no
-    # closure cells, no defaults, no globals; a generator's frame is refused to the candidate by the
-    # audit hook; rebinding this class's attributes is found by the bindings guard (this module is
-    # compared strictly, first).
+    # A program function as the tests see it: (function, check, error type, bound-method type,
+    # BaseException). A call calls the function, then `check` (the `send` of a generator whose frame
+    # alone holds the checks) with what it returned or raised: a patch in place while the exception
+    # travels to the test's handler (unittest's own, say) is found before it gets there. A finding, or
+    # a check that no longer runs, raises. The state is a tuple and the code reads no global or builtin
+    # name, so nothing reachable from an instance can be rewritten in place: no closure cells, no
+    # defaults, no globals; a generator's frame is refused to the candidate by the audit hook;
+    # rebinding this class's attributes is found by the bindings guard (this module is compared
+    # strictly, first).
     __slots__ = ()
 
     def __call__(self, *args, **kwargs):
-        result = self[0](*args, **kwargs)
         try:
-            finding = self[1](result)
-        except:  # noqa: E722 - no name to look up: `BaseException` would be read from rebindable globals
+            result = self[0](*args, **kwargs)
+        except self[4] as raised:
+            try:
+                finding = self[1](("raised", raised))
+            except:  # noqa: E722 - no name to look up: `BaseException` would be read from rebindable globals
+                raise self[2]("sandbox: the checks of the program's calls were stopped") from None
+            if finding is not None:
+                raise self[2](finding) from None
+            raise
+        try:
+            finding = self[1](("returned", result))
+        except:  # noqa: E722
             raise self[2]("sandbox: the checks of the program's calls were stopped") from None
         if finding is not None:
             raise self[2](finding)
@@ -48,17 +59,17 @@ class GuardedFunction(tuple):
 
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries):
-    """Generator behind a GuardedFunction: sent each returned value, it yields None or a finding. Uses
-    only its own locals."""
+    """Generator behind a GuardedFunction: sent ("returned" or "raised", value) for each call, it yields
+    None or a finding. Uses only its own locals."""
     finding = None
     while True:
-        result = yield finding
+        how, result = yield finding
         found = harness_intact() or changes()
         if found:
             finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)
             continue
         culprit = answerer(result, is_trusted, libraries)
-        finding = (f"sandbox: {name} returned {culprit}; tests sharing the program's process compare only "
+        finding = (f"sandbox: {name} {how} {culprit}; tests sharing the program's process compare only "
                    "values that cannot answer comparisons on the program's behalf") if culprit else None
 
 
@@ -79,4 +90,5 @@ def guard_calls(
             checks = _call_checks(value.__name__, changes, harness_intact, foreign_answerer, is_trusted,
                                   libraries)
             next(checks)
-            namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType))
+            namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
+                                               builtins.BaseException))

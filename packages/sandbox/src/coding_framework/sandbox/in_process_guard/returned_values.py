@@ -49,9 +49,10 @@ _FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types
 def foreign_answerer(
     value: object, is_trusted: Callable[[types.CodeType], bool], libraries: tuple | None = None
 ) -> str | None:
-    """What in `value` (walking containers, numpy object arrays and pandas object columns: the types
-    in `libraries`, see library_types) has a class or metaclass that takes an ANSWERING_METHODS method
-    from untrusted code, or is a library object told to equal anything; None if nothing."""
+    """What in `value` (walking containers, numpy object arrays (numpy's types in `libraries`, see
+    library_types), pandas containers and what instances of classes comparing in Python hold) has a
+    class or metaclass that takes an ANSWERING_METHODS method from untrusted code, or is a library
+    object told to equal anything; None if nothing."""
     libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
     while todo and budget > 0:
@@ -84,8 +85,15 @@ def foreign_answerer(
                     "whenever it is not empty")
         elif _issubclass(kind, _DELEGATING):
             todo.append(_held_data(item, kind))
-        else:
-            todo.extend(_object_cells(item, libraries))
+        elif (pandas := _pandas_container(kind, is_trusted)) is not None:
+            if not pandas:
+                return (f"a {_QUALNAME(kind)}, a subclass of a pandas container that pandas did not make "
+                        "(its own attributes decide what pandas' comparisons read)")
+            todo.extend(_pandas_cells(item, pandas, is_trusted))
+        elif (ndarray_cells := _array_cells(item, libraries)) is not None:
+            todo.extend(ndarray_cells)
+        elif _compares_in_python(kind, is_trusted):
+            todo.extend(_instance_state(item, kind))
     return None
 
 
@@ -332,34 +340,124 @@ _DESCRIPTOR_METHODS = frozenset({"__get__", "__call__", "__getattr__", "__getatt
 
 
 def library_types() -> tuple:
-    """(numpy.ndarray, numpy's object dtype, pandas.Series, pandas.Index, pandas.DataFrame) as loaded
-    now, None for what is not. Taken by the harness before the program runs: later, `sys.modules` is
-    the program's to rewrite, and a fake entry there must not decide which objects get walked."""
-    numpy, pandas = sys.modules.get("numpy"), sys.modules.get("pandas")
-    if numpy is None:
-        return (None,) * 5
-    found = (numpy.ndarray, numpy.dtype(object))
-    return found + ((pandas.Series, pandas.Index, pandas.DataFrame) if pandas is not None else (None,) * 3)
+    """(numpy.ndarray, numpy's object dtype) as loaded now, (None, None) when numpy is not. Taken by the
+    harness before the program runs: later, `sys.modules` is the program's to rewrite, and a fake entry
+    there must not decide which objects get walked."""
+    numpy = sys.modules.get("numpy")
+    return (None, None) if numpy is None else (numpy.ndarray, numpy.dtype(object))
 
 
-def _object_cells(item: object, libraries: tuple) -> list:
-    """Elements of a numpy object array or of pandas object columns (values the tests compare); only
-    for the exact library types, whose methods are trusted."""
-    ndarray, object_dtype, series, index, frame = libraries
+def _array_cells(item: object, libraries: tuple) -> list | None:
+    """Elements of a numpy object array (values the tests compare); None for what is no ndarray."""
+    ndarray, _object_dtype = libraries
     kind = _type(item)
     # numpy's ndarray, also when the program imported numpy after the harness took `libraries`: a C type
     # (no class statement of the program's makes one) named so.
     base = ndarray if ndarray is not None and _issubclass(kind, ndarray) else _numpy_ndarray(kind)
-    if base is not None:
-        if kind is not base:  # masked arrays, matrices, subclass views: their cells, as a plain view
-            item = base.view(item, base)
-        return _list(item.ravel()[:MAX_WALK]) if item.dtype.char == "O" else []
-    if (kind is series or kind is index) and kind is not None:
-        return _list(item[:MAX_WALK]) if item.dtype == object_dtype else []
-    if kind is frame and kind is not None:
-        columns = [column for column, dtype in item.dtypes.items() if dtype == object_dtype]
-        return [v for column in columns for v in _list(item[column])[:MAX_WALK]]
-    return []
+    if base is None:
+        return None
+    if kind is not base:  # masked arrays, matrices, subclass views: their cells, as a plain view
+        item = base.view(item, base)
+    return _list(item.ravel()[:MAX_WALK]) if item.dtype.char == "O" else []
+
+
+def _compares_in_python(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether a comparison of `kind` is a trusted Python function (fractions.Fraction's, a dataclass's
+    generated `__eq__`): such a comparison compares what the instance holds, which the program chose."""
+    for klass in _MRO(kind):
+        if klass is _OBJECT or klass is _TYPE:
+            continue
+        for name in _ANSWER_ANYTHING:
+            func, _ = _unwrap(_CLASS_DICT(klass).get(name))
+            if _type(func) is _FUNCTION and is_trusted(func.__code__):
+                return True
+    return False
+
+
+def _instance_state(item: object, kind: type) -> list:
+    """What an instance holds: its slots and its `__dict__`'s values, read through the C-level member
+    and getset descriptors its classes own (a property of the program's named `__dict__` is not
+    called: what it hides is then not looked at, nor compared by the library's comparison either)."""
+    state = []
+    for klass in _MRO(kind):
+        own = _CLASS_DICT(klass)
+        for name, attr in own.items():
+            if _type(attr) is _MEMBER or (name == "__dict__" and _type(attr) is _GETSET):
+                try:
+                    value = attr.__get__(item, kind)
+                except AttributeError:  # an empty slot
+                    continue
+                state.extend(_dict_values(value) if name == "__dict__" and _type(value) is _DICT else [value])
+    return state
+
+
+_MEMBER = types.MemberDescriptorType
+
+
+# pandas' containers whose cells the tests compare, by name and the module whose class statement makes
+# them (their `__module__` is "pandas" in pandas 3, the module's name before).
+_PANDAS_CONTAINERS = {"Series": "pandas.core.series", "DataFrame": "pandas.core.frame",
+                      "Index": "pandas.core.indexes.base"}
+
+
+def _pandas_container(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+    """For a class deriving from pandas' Series, DataFrame or Index: that name, or "" when a class
+    pandas did not make stands between (a subclass of the program's: its own attributes decide what
+    pandas' methods read); None for any other class. Found in the MRO whether or not the harness saw
+    pandas loaded (the tests need not import it), by the module that made each class (_maker), never
+    by a name or `__module__` a class of the program's can copy."""
+    mro = _MRO(kind)
+    for position, klass in enumerate(mro):
+        name = _QUALNAME(klass)
+        if name in _PANDAS_CONTAINERS and _maker(klass, is_trusted) == _PANDAS_CONTAINERS[name]:
+            between = (_maker(c, is_trusted) for c in mro[:position])
+            return name if all(_type(m) is str and m.startswith("pandas.") for m in between) else ""
+    return None
+
+
+def _maker(klass: type, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+    """The module whose class statement made `klass`, known by a trusted function of the class whose
+    module namespace holds this very class under its name; None when no function of it shows one (a
+    class of the program's: its functions are untrusted, and a library function it copies belongs to a
+    module where its name is another class)."""
+    name = _QUALNAME(klass)
+    for attr in _CLASS_DICT(klass).values():
+        func, _ = _unwrap(attr)
+        if _type(func) is _FUNCTION and is_trusted(func.__code__):
+            space = func.__globals__  # (a decorator's wrapper has its own module's: look further)
+            if _type(space) is _DICT and space.get(name) is klass:
+                module = space.get("__name__")
+                return module if _type(module) is str else None
+    return None
+
+
+def _pandas_cells(item: object, name: str, is_trusted: Callable[[types.CodeType], bool]) -> list:
+    """What a pandas container (pandas' own classes only, see _pandas_container) holds that the tests
+    compare: the cells of object columns, the categories of categorical ones, and a Series' or
+    DataFrame's labels (its index and columns, Index objects walked in turn)."""
+    if name == "DataFrame":
+        dtypes = _list(item.dtypes)
+        held = [v for i, dtype in enumerate(dtypes) if dtype.kind == "O"
+                for v in _list(item.iloc[:MAX_WALK, i])]
+        held += [c for dtype in dtypes if (c := _categories(dtype, is_trusted)) is not None]
+        return [*held, item.index, item.columns]
+    dtype = item.dtype
+    held = _list((item.iloc if name == "Series" else item)[:MAX_WALK]) if dtype.kind == "O" else []
+    categories = _categories(dtype, is_trusted)
+    if categories is not None:
+        held.append(categories)
+    return [*held, item.index] if name == "Series" else held
+
+
+def _categories(dtype: object, is_trusted: Callable[[types.CodeType], bool]) -> object | None:
+    """The categories (an Index) of a pandas CategoricalDtype, None for any other dtype."""
+    kind = _type(dtype)
+    if _QUALNAME(kind) != "CategoricalDtype" or _maker(kind, is_trusted) != _CATEGORICAL_MODULE:
+        return None
+    return dtype.categories
+
+
+_CATEGORICAL_MODULE = "pandas.core.dtypes.dtypes"
 
 
 _CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, whatever its metaclass says
