@@ -30,6 +30,7 @@ from coding_framework.sandbox import (
     Status,
     UnittestJob,
 )
+from coding_framework.sandbox.session import STDERR_LIMIT_BYTES
 
 ADD_TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(0, 0) == 0\n"
 
@@ -955,6 +956,7 @@ def test_output_bomb_is_capped(pool):
                                   limits=limits))
     assert function.status is Status.OUTPUT_LIMIT and len(function.stdout) <= 1 << 16
     assert program.status is Status.OUTPUT_LIMIT and len(program.stderr) <= 1 << 16
+    assert program.message == f"stderr exceeded the {STDERR_LIMIT_BYTES}-byte limit", program
     assert_pool_healthy(pool)
 
 

@@ -64,6 +64,34 @@ def test_program_threads_are_joined_like_the_interpreter_does(pool):
     assert verdict.status is Status.PASSED
 
 
+THREADS = """import threading
+gate = threading.Barrier(16, timeout=5)
+threads = [threading.Thread(target=gate.wait) for _ in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(len(threads))
+"""
+
+
+def test_threads_do_not_spend_the_memory_limit_on_address_space(pool):
+    # Each thread's own malloc arena reserved 64 MiB of address space, which RLIMIT_AS counts: at 256
+    # MiB, a program using ~14 MiB could start 4 threads (red-team pass, 2026-11-26). The zygote makes
+    # threads share glibc's main arena.
+    verdict = pool.run(ProgramJob(program=THREADS, limits=Limits(memory_mb=256, timeout_s=10)))
+    assert verdict.status is Status.PASSED and verdict.stdout == "16\n", verdict
+
+
+def test_debug_output_on_stderr_beyond_the_output_cap_does_not_fail_a_correct_answer(pool):
+    # 2.4 MB of debug lines against a 1 MiB cap: each stream keeps its first max_output_bytes, and
+    # stderr (which no verdict reads) may run on to STDERR_LIMIT_BYTES (red-team pass, 2026-11-26).
+    program = ("import sys\nfor i in range(40000):\n    print('debug line', i, 'x' * 40, file=sys.stderr)\n"
+               "print(int(input()) * 2)\n")
+    verdict = pool.run(ProgramJob(program=program, stdin="21\n", expected_stdout="42",
+                                  limits=Limits(max_output_bytes=1 << 20)))
+    assert verdict.status is Status.PASSED, verdict
+    assert len(verdict.stderr) <= 1 << 20 and verdict.stderr.startswith("debug line 0 "), verdict.stderr[:80]
+
+
 def test_memory_error_in_a_program_is_memory(pool):
     verdict = pool.run(ProgramJob(program="x = ' ' * (1 << 33)\n", limits=Limits(memory_mb=256)))
     assert verdict.status is Status.MEMORY and verdict.return_code == 1

@@ -130,6 +130,18 @@ def release_free_heap() -> None:
         trim(0)
 
 
+M_ARENA_MAX = -8  # mallopt's parameter number (glibc malloc.h)
+
+
+def share_malloc_arena() -> bool:
+    """Make every thread of this process, and of the children it forks, allocate from glibc's main
+    arena. A thread's own arena reserves 64 MiB of address space, which RLIMIT_AS counts (with the 8
+    MiB of its stack): at a 256 MiB limit a correct program could start only 4 threads. One arena
+    costs threads some contention on its lock. True where set (glibc)."""
+    mallopt = getattr(_libc, "mallopt", None)
+    return mallopt is not None and mallopt(M_ARENA_MAX, 1) == 1
+
+
 def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
     """Die with `sig` when the thread that forked us exits."""
     prctl(PR_SET_PDEATHSIG, sig)

@@ -460,7 +460,7 @@ class Judge:
             status, message = session.fatal.status, session.fatal.message
         if session.output_exceeded and not unanswered:
             status = Status.OUTPUT_LIMIT
-            message = f"output exceeded the {limits.max_output_bytes}-byte limit"
+            message = session.output_limit_message
         if new_ooms and status is not Status.PASSED and not unanswered:
             status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
         return make_result(session, status, message, started)
@@ -483,7 +483,7 @@ class Judge:
         if status is None:
             if session.output_exceeded:
                 status = Status.OUTPUT_LIMIT
-                message = f"output exceeded the {limits.max_output_bytes}-byte limit"
+                message = session.output_limit_message
             elif session.saw_frame(("memory",)):
                 status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded"
             elif code is None or code < 0:

@@ -24,6 +24,8 @@ from coding_framework.sandbox.verdict import Status
 _LEN = struct.Struct(">I")
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 _REPLY_OVERHEAD = 1 << 12
+STDERR_LIMIT_BYTES = 16 << 20
+"""How much stderr a job may write before it stops with output_limit (when over max_output_bytes)."""
 # One receive buffer per judge process, reused by every session: a fresh 1 MiB bytes object per read
 # would be an mmap/mremap/munmap round of system calls each time.
 _RECV_BUFFER = bytearray(1 << 20)
@@ -63,6 +65,11 @@ class ChildSession:
         self.stderr = bytearray()
         self._out_total = {stdout_r: 0, stderr_r: 0}
         self._out_buf = {stdout_r: self.stdout, stderr_r: self.stderr}
+        # Each stream keeps its first max_output_bytes; stderr may run on (debug prints are no answer,
+        # and a program's verdict never reads them) to STDERR_LIMIT_BYTES before the job stops.
+        cap = limits.max_output_bytes
+        self._out_cap = {stdout_r: cap, stderr_r: max(cap, STDERR_LIMIT_BYTES)}
+        self._stderr_r = stderr_r
         self._stdin_w = stdin_w
         self._stdin_pending = b""
         self._stdin_close_when_done = False
@@ -231,8 +238,16 @@ class ChildSession:
 
     @property
     def output_exceeded(self) -> bool:
-        cap = self.limits.max_output_bytes
-        return any(total > cap for total in self._out_total.values())
+        return any(total > self._out_cap[fd] for fd, total in self._out_total.items())
+
+    @property
+    def output_limit_message(self) -> str:
+        """What went over its limit, for the output_limit verdict."""
+        for fd, total in self._out_total.items():
+            if total > self._out_cap[fd]:
+                stream = "stderr" if fd == self._stderr_r else "output"
+                return f"{stream} exceeded the {self._out_cap[fd]}-byte limit"
+        return ""
 
     # -- internals -------------------------------------------------------------------------------
     def _stop(self, status: Status, message: str) -> Stop:
@@ -300,8 +315,7 @@ class ChildSession:
             raise self._output_limit()
 
     def _output_limit(self) -> Stop:
-        cap = self.limits.max_output_bytes
-        return self._stop(Status.OUTPUT_LIMIT, f"output exceeded the {cap}-byte limit")
+        return self._stop(Status.OUTPUT_LIMIT, self.output_limit_message)
 
     def _output_over_limit(self) -> bool:
         """Whether the output over the cap belongs to the frame now awaited (else: to a later one).
@@ -343,7 +357,7 @@ class ChildSession:
 
     def _drain(self, fd: int, final: bool = False) -> None:
         buf = self._out_buf[fd]
-        cap = self.limits.max_output_bytes
+        keep, cap = self.limits.max_output_bytes, self._out_cap[fd]
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -355,7 +369,7 @@ class ChildSession:
                 self._unregister(fd)
                 return
             self._out_total[fd] += len(chunk)
-            room = cap - len(buf)
+            room = keep - len(buf)
             if room > 0:
                 buf += chunk[:room]
             if not final and self._out_total[fd] > cap:

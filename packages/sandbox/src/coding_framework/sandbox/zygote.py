@@ -127,6 +127,7 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     # As init of its own PID namespace, every sample's pids start at 2: see isolation.open_pid_counter.
     pid_counter = isolation.open_pid_counter() if init else None
     report["pid_counter_reset"] = pid_counter is not None
+    report["single_malloc_arena"] = isolation.share_malloc_arena()
     child.prepare_zygote(work.cwd)
     child.warm_up()
     wire.send_control(ctrl, {"op": "ready", "report": report})

@@ -32,8 +32,8 @@ Three layers, all set up by the child before the candidate's code first runs (se
    libraries does not do. unittest's machinery (SEALED_MODULES and their classes) may not change at
    all, even for a moment: every change stamps a dict with a new version tag, which is compared.
 3. Guarded calls: the program's functions, as the tests see them, are GuardedFunctions. When a call
-   returns (or raises), bindings rebound to the program's own code are looked for at once (a replaced assertion
-   that would put the original back when called is caught before the test calls it; the test's own
+   returns (or raises), bindings rebound to the program's own code are looked for at once (a replaced
+   assertion that would put the original back when called is caught before the test calls it; the test's own
    mock.patches are not the program's and pass), and the returned value, with what it contains, may
    not be of a class taking a comparison or conversion method from the program (an `__eq__` that is
    always true would answer the test's assertEqual with the program's logic; in function-call jobs
