@@ -30,6 +30,17 @@ def test_mbpp_style_asserts_call_the_function_by_name(pool):
     assert verdict.status is Status.PASSED
 
 
+def test_a_candidate_may_hand_its_functions_to_a_process_pool(pool):
+    # A pool's workers are sent the function by name: pickle looks the program's module up in
+    # sys.modules, where it was missing (PicklingError; red-team pass, 2026-11-26).
+    program = ("import multiprocessing\n"
+               "def square(x):\n    return x * x\n"
+               "def f(xs):\n    with multiprocessing.Pool(2) as workers:\n"
+               "        return workers.map(square, xs)\n")
+    verdict = pool.run(job(program, "def check(candidate):\n    assert candidate([1, 2, 3]) == [1, 4, 9]\n"))
+    assert verdict.status is Status.PASSED, verdict
+
+
 def test_setup_helpers_are_trusted_copies(pool):
     # HumanEval/38-style: the test uses a helper from the prompt; the candidate's copy is irrelevant.
     setup = "def encode(s):\n    return s[::-1]\n\ndef decode(s):\n    pass\n"

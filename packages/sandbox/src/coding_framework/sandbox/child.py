@@ -67,6 +67,9 @@ WARM_UP_CALLS = (
 )
 
 
+CANDIDATE_MODULE = "__candidate__"
+
+
 def warm_up() -> None:
     """Serve our own fixed program once, in the zygote, as a function-call child would.
 
@@ -91,6 +94,7 @@ def warm_up() -> None:
     finally:
         ours.close()
         theirs.close()
+        sys.modules.pop(CANDIDATE_MODULE, None)
 
 
 def confine(fds: list[int], limits: tuple[int, ...], uid: int | None) -> None:
@@ -227,8 +231,13 @@ _OK_PREFIX = plain_data.encode(("ok", None))[:-1]
 
 def _serve_function(chan: wire.FdChannel, max_bytes: int, max_depth: int) -> int:
     program, entry_point = plain_data.decode_request(chan.read_frame(MAX_REQUEST_BYTES))
-    # Not "__main__": like the official harnesses, `if __name__ == "__main__":` blocks do not run.
-    namespace: dict = {"__name__": "__candidate__", "__builtins__": builtins}
+    # Not "__main__": like the official harnesses, `if __name__ == "__main__":` blocks do not run. A
+    # module in sys.modules, so that pickle finds the program's functions by name (a multiprocessing
+    # pool's workers, forked from this child, are sent them so).
+    module = types.ModuleType(CANDIDATE_MODULE)
+    namespace = module.__dict__
+    namespace["__builtins__"] = builtins
+    sys.modules[CANDIDATE_MODULE] = module
     try:
         exec(compile(program, "<candidate>", "exec"), namespace)
         function = namespace[entry_point]
