@@ -291,7 +291,35 @@ UNITTEST_FLOW = {
         "        setattr(f, '__unit' + 'test_expecting_failure__', True)\n"
         "    return 5\n", Status.ERROR,
         "TestAdd.test_zero failed and was marked an expected failure, which the tests do not declare"),
+    # Second pass (same day). unittest's test parts are contextlib context managers: rewired to trusted
+    # functions (no program code to find), `__exit__` answering "suppress", every failure vanished.
+    "contextlib rewired to trusted functions": (
+        "import contextlib, inspect\nimport numpy._core.fromnumeric as fn\n"
+        "G = contextlib._GeneratorContextManager\n"
+        "setattr(G, '__enter__', inspect.isclass)\nsetattr(G, '__exit__', fn._take_dispatcher)\n"
+        "def add(a, b):\n    return 0\n", Status.ERROR, "contextlib._GeneratorContextManager was changed"),
+    # A key of the program's class in its globals was copied into the tests' module, where unittest's
+    # own lookups there ran its __eq__ (the program's code, inside the harness).
+    "a key of the program's class among its globals": (
+        "ran = []\nclass Key:\n    def __hash__(self):\n        return hash('__unit' + 'test')\n"
+        "    def __eq__(self, other):\n        ran.append(other)\n        return False\n"
+        "    def startswith(self, prefix):\n        return False\n"
+        "globals()[Key()] = 0\n"
+        "def add(a, b):\n    return 5 if not ran else 0\n", Status.FAILED, "TestAdd.test_zero fail"),
 }
+# Names the program defines that are builtins the tests call: in the official harness (one module) the
+# program's `list` is the tests' too, and passed this wrong program; here the tests keep the builtins.
+SHADOWING_TEST = ("import unittest\nclass TestSort(unittest.TestCase):\n"
+                  "    def test_sorted(self):\n        self.assertEqual(list(order([3, 1, 2])), [1, 2, 3])\n")
+
+
+def test_a_program_cannot_shadow_the_builtins_the_tests_call(unittest_pool):
+    program = "def list(xs):\n    return [1, 2, 3]\ndef order(xs):\n    return xs\n"
+    verdict = unittest_pool.run(UnittestJob(program=program, test=SHADOWING_TEST))
+    assert verdict.status is Status.FAILED, verdict
+    assert verdict.message.startswith("TestSort.test_sorted fail"), verdict
+    right = "def order(xs):\n    return sorted(xs)\n"
+    assert unittest_pool.run(UnittestJob(program=right, test=SHADOWING_TEST)).status is Status.PASSED
 
 
 @pytest.fixture(scope="module")

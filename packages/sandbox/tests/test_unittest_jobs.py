@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from coding_framework.sandbox import ProgramJob, Status, UnittestJob
 from coding_framework.sandbox.unittest_checks import (
+    _decide,
     declared_expected_failure_ids,
     declared_skip_ids,
     expected_test_ids,
@@ -221,3 +222,17 @@ def test_expected_failures_declared_by_the_trusted_source_count_as_passes(pool):
                                  test=EVERYTHING_UNITTEST))
     assert lucky.status is Status.FAILED, lucky
     assert lucky.message == "TestCases.test_known_limit fail: unexpected success", lucky
+
+
+def test_either_canary_passing_is_tampering():
+    # The first canary runs before the tests, the last after them: tampering that starts during the
+    # tests and turns every failure into a pass also passes the last one.
+    passed = {"T.test_a": ("pass", "")}
+    both_fail = {**passed, "CfX.test_must_fail": ("fail", ""), "CfXLast.test_must_fail": ("fail", "")}
+    assert _decide(["T.test_a"], dict(both_fail), "CfX", None, {}) == (Status.PASSED, "")
+    for name in ("CfX", "CfXLast"):
+        reports = {**both_fail, f"{name}.test_must_fail": ("pass", "")}
+        status, message = _decide(["T.test_a"], reports, "CfX", None, {})
+        assert status is Status.ERROR and message.endswith("the canary test reported pass"), message
+    status, message = _decide(["T.test_a"], {**passed, "CfX.test_must_fail": ("fail", "")}, "CfX", None, {})
+    assert status is Status.ERROR and message.endswith("the canary test reported missing"), message

@@ -12,8 +12,8 @@ could in principle reach the harness. Defences, each one checked by the trusted 
    with a wrong MAC, a duplicate, or a missing test id. The keeper takes outcomes only from the test
    result's methods as unittest calls them.
 3. Expected ids come from the judge's own parse of the test source, not from what runs.
-4. A canary test that must fail is added under a random name; if it reports a pass, the harness
-   was tampered with and the sample is an error.
+4. Canary tests that must fail are added under a random name, one run before the tests and one
+   after them; if either reports a pass, the harness was tampered with and the sample is an error.
 5. The child is non-dumpable, so /proc/self/mem and /proc/self/fd are closed to it.
 6. An audit hook refuses frames, gc walks, trace hooks, ctypes and code-making to the candidate's code,
    and the bindings the tests rely on are compared after the program loads and after every test,
@@ -24,6 +24,7 @@ This is defence in depth, weaker than function-call isolation; prefer FunctionCa
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import hmac
 import os
@@ -56,8 +57,11 @@ def run_in_child(chan: wire.FdChannel) -> int:
     del key  # from here on the key lives only in the reporter's closure
 
     test_code = compile(test + canary, "test_solution.py", "exec")
-    class_names = sorted({node.name for node in ast.parse(test + canary).body
-                          if isinstance(node, ast.ClassDef)})
+    # The trusted source's test classes in name order, as unittest's module loader takes them, between
+    # the two canaries (unittest_checks.canary_source): the first runs before every test, the last after.
+    first, last = (node.name for node in ast.parse(canary).body if isinstance(node, ast.ClassDef))
+    class_names = [first, *sorted({node.name for node in ast.parse(test).body
+                                   if isinstance(node, ast.ClassDef)} - {first, last}), last]
     # unittest swallows its `_ShouldStop` wherever a test part raises it (how failfast ends a run): a
     # program raising it made any test pass with its assertions never reached. No run here stops early,
     # so the name is bound to an empty tuple, which matches no exception (subTest's own `raise
@@ -80,6 +84,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     restore = in_process_guard.make_restorer([before])
     harness_intact = in_process_guard.make_harness_check(is_trusted)
     # Held as locals: the module's globals are the candidate's to rebind (found, but only afterwards).
+    builtins_names = frozenset(vars(builtins))
     tampered, guard_calls, checker, snapshot, load_cases = (
         _tampered, in_process_guard.guard_calls, in_process_guard.make_checker, in_process_guard.Snapshot,
         _load_cases)
@@ -103,9 +108,12 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # (checked when a call returns); the program's own calls, and `from solution import ...`, are not,
     # so recursion keeps its depth.
     # Not the names unittest itself calls in a test module (load_tests, setUpModule, tearDownModule):
-    # the program's would run as part of the harness, before or around every test.
+    # the program's would run as part of the harness, before or around every test; not names of
+    # builtins (a program's `list` made the tests' `list(...)` its own); and only str keys (a key of the
+    # program's class runs its `__eq__` in every lookup of the dict, unittest's own included).
     tests.__dict__.update({k: v for k, v in module.__dict__.items()
-                           if not k.startswith("__") and k not in _MODULE_HOOKS})
+                           if type(k) is str and not str.startswith(k, "__") and k not in _MODULE_HOOKS
+                           and k not in builtins_names})
     guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted, harness_intact,
                 libraries)
     sys.modules["test_solution"] = tests
@@ -133,8 +141,8 @@ def run_in_child(chan: wire.FdChannel) -> int:
 
 
 def _load_cases(unittest, tests: types.ModuleType, class_names: list[str]):
-    """A suite per TestCase class the trusted source defines at its top level (and the canary), in name
-    order as unittest's module loader takes them; inherited test methods included."""
+    """A suite per TestCase class of `class_names` (those the trusted source and the canaries define at
+    their top level), in that order; inherited test methods included."""
     for name in class_names:
         cls = tests.__dict__.get(name)
         if issubclass(type(cls), type) and issubclass(cls, unittest.TestCase):

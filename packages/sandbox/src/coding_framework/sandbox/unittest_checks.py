@@ -119,9 +119,12 @@ def declared_expected_failure_ids(test_source: str | ast.Module) -> set[str]:
 
 
 def canary_source(name: str) -> str:
-    """A test class that must fail; the harness appends it to the suite under a random name."""
-    return (f"\n\nclass {name}(__import__('unittest').TestCase):\n"
-            f"    def test_must_fail(self):\n        self.fail('canary')\n")
+    """Two test classes that must fail, `name` and `name + "Last"`; the harness runs the first before
+    the tests and the second after them (tampering that starts during the tests, and makes every
+    failure a pass, makes the last one pass too)."""
+    return "".join(f"\n\nclass {cls}(__import__('unittest').TestCase):\n"
+                   f"    def test_must_fail(self):\n        self.fail('canary')\n"
+                   for cls in (name, name + "Last"))
 
 
 def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
@@ -197,9 +200,10 @@ def _decide(
     expected failure), the test ids whose trusted source declares them; those count as passes."""
     if problem is not None:
         return Status.ERROR, f"harness tampering detected: {problem}"
-    canary_outcome = reports.pop(f"{canary}.test_must_fail", ("missing", ""))[0]
-    if canary_outcome != "fail":
-        return Status.ERROR, f"harness tampering detected: the canary test reported {canary_outcome}"
+    for name in (canary, canary + "Last"):
+        canary_outcome = reports.pop(f"{name}.test_must_fail", ("missing", ""))[0]
+        if canary_outcome != "fail":
+            return Status.ERROR, f"harness tampering detected: the canary test reported {canary_outcome}"
     # Every test the suite ran counts, not only those the source declares at the top of a TestCase
     # class: a test inherited from a base class or a mixin, or added with setattr, reports under an id
     # the parse does not know, and its failure is as real (the official harness runs them all). A skip

@@ -127,7 +127,8 @@ class Snapshot:
 
 # unittest's machinery, sealed (Snapshot.seal): a test's outcome is decided here, within the test.
 SEALED_MODULES = ("unittest.case", "unittest.suite", "unittest.result", "unittest.loader", "unittest.util",
-                  "unittest.signals", "unittest._log")
+                  "unittest.signals", "unittest._log",
+                  "contextlib")  # unittest's test parts and subtests are its context managers
 _VERSION_INDEX = 3  # PyDictObject: ob_refcnt, ob_type, ma_used, ma_version_tag (64-bit words)
 
 
@@ -212,14 +213,16 @@ def make_checker(
 
     "strict" namespaces: any rebinding, deletion or (in classes) addition counts, except lazy
     initialisation (a binding that was None, or a private non-callable one). "functions": deleted or
-    rebound functions and classes, unless the new value is a plain function loaded from trusted code (a
-    library redefining its own function lazily). "methods": callables added (classes), rebound or
-    deleted, whatever the data attributes do.
+    rebound functions and classes, unless the new value is a plain function loaded from trusted code
+    under the same qualified name (a library redefining its own function lazily; another trusted
+    function put there, `__exit__ = inspect.isclass`, changes what the library does). "methods":
+    callables added (classes), rebound or deleted, whatever the data attributes do.
 
     With `program_made_only` (checks in the middle of a test, where the test's own `mock.patch`es are
     in place): only bindings whose new value is the program's (`program_made`) count."""
     modules_now, limit, missing = sys.modules, MAX_FINDINGS, object()
     callable_, len_, type_, str_startswith = builtins.callable, builtins.len, builtins.type, str.startswith
+    getattr_ = builtins.getattr
     function = types.FunctionType
     entries = [e for s in snapshots for e in s.entries]
     loaded = [m for s in snapshots for m in s.modules]
@@ -249,7 +252,9 @@ def make_checker(
                     if callable_(old) or callable_(new):
                         found.append(f"{label}.{key} was rebound")
                 elif (strict and not (str_startswith(key, "_") and not callable_(old))) or (
-                        callable_(old) and not (type_(new) is function and is_trusted(new.__code__))):
+                        callable_(old) and not (
+                            type_(new) is function and is_trusted(new.__code__)
+                            and new.__qualname__ == getattr_(old, "__qualname__", None))):
                     found.append(f"{label}.{key} was rebound")
             if (strict or methods) and is_class:  # new class attributes shadow inherited ones
                 added = [k for k in live if k not in saved]
