@@ -340,6 +340,7 @@ def test_unittests_own_control_flow_cannot_pass_a_wrong_program(unittest_pool, a
     assert_pool_healthy(unittest_pool)
 
 
+EQ_CLASS = "class Anything:\n    def __eq__(self, other):\n        return True\n"
 MOCK_ = 'import sys\nmock = getattr(sys, "mod" + "ules")["unit" + "test.mock"]\n'
 ANSWERING_RETURNS = {
     "always-equal object": ("class Anything:\n    def __eq__(self, other):\n        return True\n"
@@ -389,6 +390,21 @@ ANSWERING_RETURNS = {
         "    return np.ma.array(cells)\n", "Anything.__eq__"),
     "int subclass with __eq__ = int.__ne__": ("class Five(int):\n    __eq__ = int.__ne__\n"
                                              "def add(a, b):\n    return Five(0)\n", "Five.__eq__"),
+    # The tests' `add` no plain function of the program's: only functions were guarded (round 2).
+    "add a class whose __new__ makes the answer": (
+        EQ_CLASS + "class add:\n    def __new__(cls, a, b):\n        return Anything()\n", "Anything.__eq__"),
+    "add a class comparing equal to anything": (
+        "class add:\n    def __init__(self, a, b):\n        pass\n"
+        "    def __eq__(self, other):\n        return True\n", "add.__eq__"),
+    "add an lru_cache of the program's function": (
+        EQ_CLASS + "import functools\n@functools.lru_cache\ndef add(a, b):\n    return Anything()\n",
+        "Anything.__eq__"),
+    "add a partial of the program's function": (
+        EQ_CLASS + "import functools\ndef anything(a, b, c):\n    return Anything()\n"
+        "add = functools.partial(anything, c=0)\n", "Anything.__eq__"),
+    "add a callable object": (
+        EQ_CLASS + "class Adder:\n    def __call__(self, a, b):\n        return Anything()\nadd = Adder()\n",
+        "Anything.__eq__"),
     # A library class whose comparison is Python code comparing what the instance holds (0.3.1).
     "a Fraction holding always-equal objects": (
         "import fractions\nclass Anything:\n    def __eq__(self, other):\n        return True\n"

@@ -8,7 +8,12 @@ import builtins
 import types
 from collections.abc import Callable
 
-from coding_framework.sandbox.in_process_guard.returned_values import foreign_answerer
+from coding_framework.sandbox.in_process_guard.bindings import program_made
+from coding_framework.sandbox.in_process_guard.returned_values import (
+    _COMPARISONS,
+    _untrusted_method,
+    foreign_answerer,
+)
 
 
 class GuardedFunction(tuple):
@@ -78,17 +83,49 @@ def guard_calls(
     is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
     libraries: tuple,
 ) -> None:
-    """Replace, in place, each function `namespace` defines in the program (`filename`) by a
-    GuardedFunction: when a call returns, the recorded bindings are checked (a patch the call left
-    behind is found before the test's assertions use it) and the returned value may not carry the
+    """Replace, in place, each function `namespace` defines in the program (`filename`), and each other
+    callable of the program's that a test may call (see _calls_program), by a GuardedFunction: when a
+    call returns or raises, the recorded bindings are checked (a patch the call left behind is found
+    before the test's assertions use it) and the returned value (or exception) may not carry the
     program's special methods. Either finding raises, failing the test with an error that names it.
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
     ran."""
     for name, value in list(namespace.items()):
-        if type(value) is types.FunctionType and value.__code__.co_filename == filename:
-            checks = _call_checks(value.__name__, changes, harness_intact, foreign_answerer, is_trusted,
-                                  libraries)
+        if _calls_program(value, filename, is_trusted):
+            checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
                                                builtins.BaseException))
+
+
+_CONSTRUCTION = frozenset({"__new__"})
+_CALL = frozenset({"__call__"})
+
+
+def _calls_program(value: object, filename: str, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether calling `value` runs the program's code and hands back what it made: a function of the
+    program's (`filename`); a callable object of the program's (a partial or bound method of its
+    function, an instance of its class with `__call__`, an `lru_cache` or other wrapper whose
+    `__wrapped__` is one); a class whose construction is the program's code (its `__new__`, its
+    metaclass's `__call__`: any object may come back) or whose comparisons are (the instance answers
+    the test's `==`). Other classes of the program's stay as they are, so that tests can still use
+    them with isinstance. Read through type's descriptors and instance dicts, never by calling the
+    program's code."""
+    kind = type(value)
+    if kind is types.FunctionType:
+        return value.__code__.co_filename == filename
+    if issubclass(kind, type):
+        return bool(_untrusted_method(value, is_trusted, _CONSTRUCTION)
+                    or _untrusted_method(kind, is_trusted, _CALL)
+                    or _untrusted_method(value, is_trusted, _COMPARISONS))
+    if not callable(value) or kind is types.ModuleType:
+        return False
+    if program_made(value, is_trusted):
+        return True
+    try:
+        state = object.__getattribute__(value, "__dict__")
+    except (AttributeError, TypeError):
+        return False
+    wrapped = state.get("__wrapped__") if type(state) is dict else None
+    return wrapped is not None and wrapped is not value and _calls_program(wrapped, filename, is_trusted)
