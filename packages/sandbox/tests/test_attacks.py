@@ -487,6 +487,40 @@ def test_pandas_containers_are_looked_into_whatever_the_tests_import(pool, attac
     assert right.status is Status.PASSED, right
 
 
+# Lazy and less common containers the tests unpack (round 2): each passed a wrong program.
+LAZY_ANSWERS = {
+    "an iterator": "return iter([Anything(), Anything()])",
+    "a generator": "return (x for x in [Anything(), Anything()])",
+    "a deque": "import collections\n    return collections.deque([Anything(), Anything()])",
+    "a map over the program's lambda": "return map(lambda i: Anything(), range(2))",
+    "a reversed list": "return reversed([Anything(), Anything()])",
+    "a dict's values": "return {1: Anything(), 2: Anything()}.values()",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(LAZY_ANSWERS))
+def test_lazy_and_other_containers_are_looked_into(pool, attack):
+    program = ANYTHING + "def pair(a, b):\n    " + LAZY_ANSWERS[attack] + "\n"
+    verdict = pool.run(UnittestJob(program=program, test=PAIR_TEST))
+    assert verdict.status is Status.ERROR and "Anything.__eq__ is the program's" in verdict.message, verdict
+
+
+GENERATOR_TEST = ("import types, unittest\nclass TestGen(unittest.TestCase):\n"
+                  "    def test_gen(self):\n        gen = squares(4)\n"
+                  "        self.assertIsInstance(gen, types.GeneratorType)\n"
+                  "        self.assertEqual(next(gen), 0)\n        self.assertEqual(list(gen), [1, 4, 9])\n"
+                  "    def test_send_and_close(self):\n        gen = squares(4)\n        next(gen)\n"
+                  "        self.assertEqual(gen.send(3), 9)\n        gen.close()\n"
+                  "        self.assertEqual(list(gen), [])\n")
+
+
+def test_a_correct_generator_passes_checked_item_by_item(pool):
+    program = ("def squares(n):\n    i = 0\n    while i < n:\n        got = yield i * i\n"
+               "        i = got if got is not None else i + 1\n")
+    verdict = pool.run(UnittestJob(program=program, test=GENERATOR_TEST))
+    assert verdict.status is Status.PASSED, verdict
+
+
 # Tests the parse of the source does not list (ids only the run reports): inherited from a base class
 # or a mixin, or added with setattr. Their failures passed wrong programs before 0.3.1.
 UNLISTED_TESTS = {

@@ -18,14 +18,16 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
 
 class GuardedFunction(tuple):
     # A program function as the tests see it: (function, check, error type, bound-method type,
-    # BaseException). A call calls the function, then `check` (the `send` of a generator whose frame
-    # alone holds the checks) with what it returned or raised: a patch in place while the exception
-    # travels to the test's handler (unittest's own, say) is found before it gets there. A finding, or
-    # a check that no longer runs, raises. The state is a tuple and the code reads no global or builtin
-    # name, so nothing reachable from an instance can be rewritten in place: no closure cells, no
-    # defaults, no globals; a generator's frame is refused to the candidate by the audit hook;
-    # rebinding this class's attributes is found by the bindings guard (this module is compared
-    # strictly, first).
+    # BaseException, lazy types, _checked_items, type). A call calls the function, then `check` (the
+    # `send` of a generator whose frame alone holds the checks) with what it returned or raised: a
+    # patch in place while the exception travels to the test's handler (unittest's own, say) is found
+    # before it gets there. A generator, map or filter returned is handed on as a generator of ours
+    # that checks each item as the test takes it (what the program's code makes on demand is never seen
+    # before). A finding, or a check that no longer runs, raises. The state is a tuple and the code
+    # reads no global or builtin name, so nothing reachable from an instance can be rewritten in place:
+    # no closure cells, no defaults, no globals; a generator's frame is refused to the candidate by the
+    # audit hook; rebinding this class's attributes is found by the bindings guard (this module is
+    # compared strictly, first).
     __slots__ = ()
 
     def __call__(self, *args, **kwargs):
@@ -39,6 +41,8 @@ class GuardedFunction(tuple):
             if finding is not None:
                 raise self[2](finding) from None
             raise
+        if self[7](result) in self[5]:
+            result = self[6](result, self[1], self[2], self[4])
         try:
             finding = self[1](("returned", result))
         except:  # noqa: E722
@@ -63,13 +67,45 @@ class GuardedFunction(tuple):
     __wrapped__ = property(lambda self: self[0])
 
 
+def _checked_items(source, check, error, base_exception):
+    """A generator handing on what `source` (a generator, map or filter) hands out, each item checked
+    (`check(("yielded", item))`) before the test gets it; send, throw and close reach a generator
+    source. The builtins it names are watched with the others (a rebinding is found at the next check;
+    meanwhile the worst it can do is end the iteration with an error)."""
+    generator = hasattr(source, "throw")
+    action, argument = "send", None
+    while True:
+        try:
+            if action == "throw":
+                item = source.throw(argument)
+            else:
+                item = source.send(argument) if generator else source.__next__()
+        except StopIteration as stop:  # handed on as this generator's own return value
+            return stop.value
+        finding = check(("yielded", item))
+        if finding is not None:
+            raise error(finding)
+        try:
+            action, argument = "send", (yield item)
+        except GeneratorExit:
+            if generator:
+                source.close()
+            raise
+        except base_exception as thrown:
+            if not generator:
+                raise
+            action, argument = "throw", thrown
+
+
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries):
-    """Generator behind a GuardedFunction: sent ("returned" or "raised", value) for each call, it yields
-    None or a finding. Uses only its own locals."""
+    """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value) for each call
+    (or item a returned generator hands out), it yields None or a finding. Uses only its own locals.
+    Yielded items are checked as values only: the bindings are checked at the next return and after
+    the test, not at every item (~16 ms each with a BigCodeBench-like load)."""
     finding = None
     while True:
         how, result = yield finding
-        found = harness_intact() or changes()
+        found = None if how == "yielded" else (harness_intact() or changes())
         if found:
             finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)
             continue
@@ -96,9 +132,10 @@ def guard_calls(
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
-                                               builtins.BaseException))
+                                               builtins.BaseException, _LAZY, _checked_items, builtins.type))
 
 
+_LAZY = frozenset({types.GeneratorType, map, filter})
 _CONSTRUCTION = frozenset({"__new__"})
 _CALL = frozenset({"__call__"})
 

@@ -12,6 +12,7 @@ import builtins
 import collections
 import functools
 import inspect
+import itertools
 import opcode
 import sys
 import types
@@ -41,7 +42,7 @@ _dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.
 _MRO = type.__dict__["__mro__"].__get__
 _QUALNAME = type.__dict__["__qualname__"].__get__
 _PLAIN = (int, float, complex, str, bytes, bool, type(None))
-_SEQUENCES = (list, tuple, set, frozenset)
+_SEQUENCES = (list, tuple, set, frozenset, collections.deque)
 _FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types.MethodType,
                                                        functools.partial, object, type, dict)
 
@@ -75,8 +76,17 @@ def foreign_answerer(
         if _issubclass(kind, _DICT):
             todo.extend(_dict_keys(item))
             todo.extend(_dict_values(item))
-        elif _issubclass(kind, _SEQUENCES):
-            todo.extend(item)
+        elif _issubclass(kind, _SEQUENCES) or kind in _VIEWS:
+            todo.extend(item)  # (a view iterates its dict's own storage, whatever the dict's class)
+        elif (base := _iterator_base(kind)) is not None:
+            # An iterator the tests may unpack: what it will hand out is in what its C type pickles
+            # (the sequence and position, the function and source of a map), read without advancing it.
+            held = base.__reduce__(item)[1:]
+            if any(_runs_program(f, is_trusted) for part in held if _type(part) is tuple for f in part):
+                return f"a {_QUALNAME(kind)} whose items the program's code makes as the test takes them"
+            todo.extend(held)
+        elif kind is _GENERATOR and item is not value:
+            return "a generator inside the value (what it yields cannot be seen before the test takes it)"
         elif kind in _PROXIES:
             return f"a {_QUALNAME(kind)}, whose comparisons are those of an object that cannot be read"
         elif _library_class(kind, _EXTENSION_ARRAY_MODULES, ("ExtensionArray",)) is not None:
@@ -105,6 +115,37 @@ def _class_culprit(kind: type, is_trusted: Callable[[types.CodeType], bool], nam
         if culprit:
             return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
     return None
+
+
+# Views of a dict's (or OrderedDict's) keys, values and items; iterators whose C type pickles what they
+# will hand out (their sequence and position, a map's function and source), found by their MRO.
+_VIEWS = frozenset(_type(view) for d in ({}, collections.OrderedDict())
+                   for view in (d.keys(), d.values(), d.items()))
+_ITERATORS = frozenset(_type(it) for it in (
+    iter([]), iter(()), reversed([]), iter({}), iter({}.values()), iter({}.items()), iter(set()),
+    iter(range(0)), iter(""), iter("\u0100"), iter(b""), iter(bytearray()), reversed(range(0)),
+    iter(collections.deque()), reversed(collections.deque()),
+    iter(collections.OrderedDict()), iter(collections.OrderedDict().values()),
+    iter(collections.OrderedDict().items()), reversed(collections.OrderedDict()),
+)) | frozenset({map, filter, zip, enumerate, reversed} | {
+    kind for kind in vars(itertools).values() if _type(kind) is type and kind.__module__ == "itertools"})
+_GENERATOR = types.GeneratorType
+
+
+def _iterator_base(kind: type) -> type | None:
+    """The C iterator type in `kind`'s MRO (map, zip, ... can be subclassed), or None."""
+    for klass in _MRO(kind):
+        if klass in _ITERATORS:
+            return klass
+    return None
+
+
+def _runs_program(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether calling `value` (a map's or filter's function, say) runs the program's code."""
+    func, _ = _unwrap(value)
+    if _type(func) is _FUNCTION:
+        return not is_trusted(func.__code__)
+    return _untrusted_method(_type(func), is_trusted, _DESCRIPTOR_METHODS) is not None
 
 
 # Library containers whose comparisons are those of the value in their `data` attribute.
