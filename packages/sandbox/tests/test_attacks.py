@@ -505,6 +505,24 @@ def test_lazy_and_other_containers_are_looked_into(pool, attack):
     assert verdict.status is Status.ERROR and "Anything.__eq__ is the program's" in verdict.message, verdict
 
 
+# A library object handed back with a method replaced on the object (round 2: a matplotlib Axes whose
+# get_title answered "Histogram"); here a logging.Logger.
+LOGGER_TEST = ("import logging, unittest\nclass TestLogger(unittest.TestCase):\n"
+               "    def test_level(self):\n"
+               "        self.assertEqual(quiet_logger().getEffectiveLevel(), logging.ERROR)\n")
+
+
+def test_a_library_object_with_a_method_of_the_programs_cannot_pass_a_unittest(pool):
+    wrong = ("import logging\ndef quiet_logger():\n    logger = logging.getLogger('quiet')\n"
+             "    logger.getEffectiveLevel = lambda: logging.ERROR\n    return logger\n")
+    verdict = pool.run(UnittestJob(program=wrong, test=LOGGER_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "a Logger whose getEffectiveLevel is the program's" in verdict.message, verdict
+    right = ("import logging\ndef quiet_logger():\n    logger = logging.getLogger('quiet')\n"
+             "    logger.setLevel(logging.ERROR)\n    return logger\n")
+    assert pool.run(UnittestJob(program=right, test=LOGGER_TEST)).status is Status.PASSED
+
+
 GENERATOR_TEST = ("import types, unittest\nclass TestGen(unittest.TestCase):\n"
                   "    def test_gen(self):\n        gen = squares(4)\n"
                   "        self.assertIsInstance(gen, types.GeneratorType)\n"

@@ -70,6 +70,7 @@ def foreign_answerer(
         culprit = culprit or _permissive_library_value(item, kind)
         if not culprit and not _genuine_mock(kind, is_trusted):
             culprit = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
+        culprit = culprit or _method_set_on_instance(item, kind, is_trusted)
         if culprit:
             return culprit
         # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
@@ -421,15 +422,46 @@ def _instance_state(item: object, kind: type) -> list:
     called: what it hides is then not looked at, nor compared by the library's comparison either)."""
     state = []
     for klass in _MRO(kind):
-        own = _CLASS_DICT(klass)
-        for name, attr in own.items():
-            if _type(attr) is _MEMBER or (name == "__dict__" and _type(attr) is _GETSET):
+        for attr in _CLASS_DICT(klass).values():
+            if _type(attr) is _MEMBER:
                 try:
-                    value = attr.__get__(item, kind)
+                    state.append(attr.__get__(item, kind))
                 except AttributeError:  # an empty slot
                     continue
-                state.extend(_dict_values(value) if name == "__dict__" and _type(value) is _DICT else [value])
-    return state
+    own = _instance_dict(item, kind)
+    return state if own is None else state + _list(_dict_values(own))
+
+
+def _instance_dict(item: object, kind: type) -> dict | None:
+    """The instance `__dict__` of `item`, through the getset descriptor its class owns; None without one."""
+    for klass in _MRO(kind):
+        attr = _CLASS_DICT(klass).get("__dict__")
+        if attr is not None:
+            if _type(attr) is not _GETSET:
+                return None
+            own = attr.__get__(item, kind)
+            return own if _type(own) is _DICT else None
+    return None
+
+
+def _method_set_on_instance(
+    item: object, kind: type, is_trusted: Callable[[types.CodeType], bool]
+) -> str | None:
+    """A function of the program's set on an object over a method of its class (`ax.get_title =
+    lambda: answer` on a genuine matplotlib Axes): the test calling the method runs the program's
+    code, whose answer no guarded call returned."""
+    if not _FLAGS(kind) & _HEAP_TYPE:
+        return None
+    own = _instance_dict(item, kind)
+    if not own:
+        return None
+    for name, value in own.items():
+        func, _ = _unwrap(value)
+        if (_type(func) is _FUNCTION and not is_trusted(func.__code__) and _type(name) is str
+                and any(name in _CLASS_DICT(klass) for klass in _MRO(kind))):
+            return (f"a {_QUALNAME(kind)} whose {name} is the program's (set on the object over its "
+                    "class's method)")
+    return None
 
 
 _MEMBER = types.MemberDescriptorType
