@@ -382,16 +382,16 @@ _DESCRIPTOR_METHODS = frozenset({"__get__", "__call__", "__getattr__", "__getatt
 
 
 def library_types() -> tuple:
-    """(numpy.ndarray, numpy's object dtype) as loaded now, (None, None) when numpy is not. Taken by the
-    harness before the program runs: later, `sys.modules` is the program's to rewrite, and a fake entry
-    there must not decide which objects get walked."""
+    """(numpy.ndarray,) as loaded now, (None,) when numpy is not. Taken by the harness before the
+    program runs: later, `sys.modules` is the program's to rewrite, and a fake entry there must not
+    decide which objects get walked (numpy loaded later is found by its C type, see _numpy_ndarray)."""
     numpy = sys.modules.get("numpy")
-    return (None, None) if numpy is None else (numpy.ndarray, numpy.dtype(object))
+    return (None,) if numpy is None else (numpy.ndarray,)
 
 
 def _array_cells(item: object, libraries: tuple) -> list | None:
     """Elements of a numpy object array (values the tests compare); None for what is no ndarray."""
-    ndarray, _object_dtype = libraries
+    (ndarray,) = libraries
     kind = _type(item)
     # numpy's ndarray, also when the program imported numpy after the harness took `libraries`: a C type
     # (no class statement of the program's makes one) named so.
