@@ -251,6 +251,9 @@ def test_loading_the_tests_runs_none_of_the_programs_code(pool):
 # unittest's own control flow turned against it (red-team pass, sandbox 0.3.1). Each program adds
 # wrongly; each of these passed before. None names unittest where the static check would see it.
 CASE_MODULE = "case = __import__('unit' + 'test.case', fromlist=['case'])\n"
+HEAPQ_LAUNDER = ("import heapq\n"
+                 "def launder(obj, name, value):\n"
+                 "    heapq.nsmallest(1, map(setattr, [obj], [name], [value]))\n")
 SHOULD_STOP = ("[c for c in getattr(Exception, '__sub' + 'classes__')()"
                " if c.__name__ == '_Should' + 'Stop'][0]")
 UNITTEST_FLOW = {
@@ -306,6 +309,18 @@ UNITTEST_FLOW = {
         "    def startswith(self, prefix):\n        return False\n"
         "globals()[Key()] = 0\n"
         "def add(a, b):\n    return 5 if not ran else 0\n", Status.FAILED, "TestAdd.test_zero fail"),
+    # Third pass (same day): a trusted frame that does not name what it sets or reads (heapq iterating
+    # `map(setattr, ...)`) set a function's code or defaults, or a module's class, for the program.
+    "assertEqual's code replaced through a trusted frame": (
+        HEAPQ_LAUNDER + "def noop(self, first, second, msg=None):\n    return None\n"
+        "T = getattr(__import__('unit' + 'test'), 'Test' + 'Case')\n"
+        "code = heapq.nsmallest(1, map(getattr, [noop], ['__' + 'code__']))[0]\n"
+        "launder(T.assertEqual, '__' + 'code__', code)\n"
+        "def add(a, b):\n    return 0\n", Status.ERROR, "object.__getattr__ (__code__)"),
+    "assertAlmostEqual's defaults replaced through a trusted frame": (
+        HEAPQ_LAUNDER + "T = getattr(__import__('unit' + 'test'), 'Test' + 'Case')\n"
+        "launder(T.assertAlmostEqual, '__defaults__', (-30, None, None))\n"
+        "def add(a, b):\n    return 0\n", Status.ERROR, "object.__setattr__ (__defaults__)"),
 }
 # Names the program defines that are builtins the tests call: in the official harness (one module) the
 # program's `list` is the tests' too, and passed this wrong program; here the tests keep the builtins.
@@ -510,6 +525,21 @@ def test_lazy_and_other_containers_are_looked_into(pool, attack):
 LOGGER_TEST = ("import logging, unittest\nclass TestLogger(unittest.TestCase):\n"
                "    def test_level(self):\n"
                "        self.assertEqual(quiet_logger().getEffectiveLevel(), logging.ERROR)\n")
+
+
+# A module's class swapped for one answering every attribute: np.testing, math.isclose always true.
+MODULE_CLASS_TEST = ("import math, unittest\nclass TestClose(unittest.TestCase):\n"
+                     "    def test_close(self):\n        self.assertTrue(math.isclose(half(1), 0.5))\n")
+
+
+def test_a_modules_class_cannot_be_swapped_through_a_trusted_frame(pool):
+    program = (HEAPQ_LAUNDER + "import math, types\n"
+               "class Always(types.ModuleType):\n    def __getattribute__(self, name):\n"
+               "        if name == 'isclose':\n            return lambda *a, **k: True\n"
+               "        return types.ModuleType.__getattribute__(self, name)\n"
+               "launder(math, '__class__', Always)\ndef half(x):\n    return 7\n")
+    verdict = pool.run(UnittestJob(program=program, test=MODULE_CLASS_TEST))
+    assert verdict.status is Status.ERROR and "object.__setattr__ (__class__)" in verdict.message, verdict
 
 
 def test_a_library_object_with_a_method_of_the_programs_cannot_pass_a_unittest(pool):

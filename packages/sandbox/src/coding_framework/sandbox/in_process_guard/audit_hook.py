@@ -31,6 +31,12 @@ STACK_WIDE_EVENTS = frozenset({
     "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
     "gc.get_objects", "gc.get_referrers", "gc.get_referents",
 })
+# Attribute writes (audited as object.__setattr__/__delattr__) that change what a function runs or
+# what class an object is: `assertEqual.__code__ = no-op code`, `numpy.__class__ = a module class
+# answering every attribute`. Trusted code must name them to set them while the program is on the
+# stack (other audited writes, `__qualname__` by functools.wraps, pass).
+REWIRING_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__class__"})
+_ATTRIBUTE_WRITES = frozenset({"object.__setattr__", "object.__delattr__"})
 # Attribute reads (audited as object.__getattr__) that yield a frame or code object.
 GUARDED_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__", "gi_code",
                                 "cr_code", "ag_code"})
@@ -170,7 +176,9 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
             return helper in names
         if event == "sys._getframe":  # by name or alias (`_getframe`, `getframe`, `currentframe`)
             return any(name.endswith(("getframe", "currentframe")) for name in names)
-        if event == "object.__getattr__":
+        if event == "object.__getattr__" or (event in _ATTRIBUTE_WRITES and args[1] in REWIRING_ATTRIBUTES):
+            # (A trusted frame that does not name what it sets, `heapq` iterating `map(setattr, ...)`
+            # or `functools.update_wrapper` told which attributes to copy, sets it for the program.)
             return args[1] in names or args[1] in code.co_consts
         if starts(event, "ctypes."):
             return not ctypes_names.isdisjoint(names)
@@ -205,10 +213,12 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
             direct = getframe(1)
             reader = direct.f_code
             if (event == "object.__getattr__" and args[1] in code_attributes and is_trusted(reader)
-                    and reader.co_filename not in pass_files):
+                    and reader.co_filename not in pass_files
+                    and (args[1] in reader.co_names or args[1] in reader.co_consts)):
                 # Libraries read code objects all the time (signatures, decorators): a trusted reader
-                # decides itself what to do with one (refused: the candidate reading one, itself or
-                # through a pass-through module).
+                # that names what it reads decides itself what to do with one (refused: the candidate
+                # reading one, itself, through a pass-through module, or through a trusted frame
+                # that does not name it, such as `heapq` iterating `map(getattr, ...)`).
                 return
             if event == "exec" and direct.f_code in generators and type_(args[0]) is code_type:
                 made = nested_code(args[0])

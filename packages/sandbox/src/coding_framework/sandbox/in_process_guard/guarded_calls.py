@@ -59,7 +59,10 @@ class GuardedFunction(tuple):
 
     def __getattr__(self, name: str):
         # What a function has and a tuple has not (__code__, __defaults__, __qualname__, __dict__, ...),
-        # as tests that look at the function read it.
+        # as tests that look at the function read it. The audit hook lets trusted code read a code
+        # object only where it names what it reads: the program's own function's, named here.
+        if name == "__code__" or name == "__defaults__" or name == "__kwdefaults__":
+            return self[0].__getattribute__(name)
         return self[0].__getattribute__(name)
 
     __name__ = property(lambda self: self[0].__name__)
