@@ -520,6 +520,36 @@ def test_lazy_and_other_containers_are_looked_into(pool, attack):
     assert verdict.status is Status.ERROR and "Anything.__eq__ is the program's" in verdict.message, verdict
 
 
+def test_a_value_too_large_to_walk_hides_nothing(pool):
+    # Round 3: the walk stopped after 100,000 objects and reported nothing; the always-equal keys came
+    # after 200,000 ints. Numbers, strings and flat tuples of them now cost the walk nothing, and a
+    # value it cannot finish is refused.
+    program = (ANYTHING + "PAD = list(range(100_000))\n"
+               "def pair(a, b):\n    return {Anything(): PAD, Anything(): PAD}\n")
+    verdict = pool.run(UnittestJob(program=program, test=PAIR_TEST))
+    assert verdict.status is Status.ERROR and "Anything.__eq__ is the program's" in verdict.message, verdict
+    count = ("import unittest\nclass TestCount(unittest.TestCase):\n"
+             "    def test_count(self):\n        self.assertEqual(len(rows(300_000)), 300_000)\n")
+    pairs = "def rows(n):\n    return [(i, str(i)) for i in range(n)]\n"
+    assert pool.run(UnittestJob(program=pairs, test=count)).status is Status.PASSED
+    objects = "class Row:\n    pass\ndef rows(n):\n    return [Row() for _ in range(n)]\n"
+    verdict = pool.run(UnittestJob(program=objects, test=count))
+    assert verdict.status is Status.ERROR and "a value too large to check" in verdict.message, verdict
+
+
+def test_a_checked_value_cannot_be_rewritten_by_a_finalizer_before_the_test_compares_it(pool):
+    # Round 3: an object of the program's put in the test's temporary argument list died as the call
+    # returned, and its __del__ rewrote the value already checked. Arguments now live until the next call.
+    test = ("import unittest\nclass TestBounds(unittest.TestCase):\n"
+            "    def test_bounds(self):\n        low, high = bounds([3, 1, 2])\n"
+            "        self.assertEqual((low, high), (1, 3))\n")
+    program = (ANYTHING + "class Later:\n    def __init__(self, out):\n        self.out = out\n"
+               "    def __del__(self):\n        self.out[:] = [Anything(), Anything()]\n"
+               "def bounds(xs):\n    out = [0, 0]\n    xs.append(Later(out))\n    return out\n")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.FAILED, verdict
+
+
 # A library object handed back with a method replaced on the object (round 2: a matplotlib Axes whose
 # get_title answered "Histogram"); here a logging.Logger.
 LOGGER_TEST = ("import logging, unittest\nclass TestLogger(unittest.TestCase):\n"

@@ -35,7 +35,7 @@ class GuardedFunction(tuple):
             result = self[0](*args, **kwargs)
         except self[4] as raised:
             try:
-                finding = self[1](("raised", raised))
+                finding = self[1](("raised", raised, (args, kwargs)))
             except:  # noqa: E722 - no name to look up: `BaseException` would be read from rebindable globals
                 raise self[2]("sandbox: the checks of the program's calls were stopped") from None
             if finding is not None:
@@ -44,7 +44,7 @@ class GuardedFunction(tuple):
         if self[7](result) in self[5]:
             result = self[6](result, self[1], self[2], self[4])
         try:
-            finding = self[1](("returned", result))
+            finding = self[1](("returned", result, (args, kwargs)))
         except:  # noqa: E722
             raise self[2]("sandbox: the checks of the program's calls were stopped") from None
         if finding is not None:
@@ -85,7 +85,7 @@ def _checked_items(source, check, error, base_exception):
                 item = source.send(argument) if generator else source.__next__()
         except StopIteration as stop:  # handed on as this generator's own return value
             return stop.value
-        finding = check(("yielded", item))
+        finding = check(("yielded", item, None))
         if finding is not None:
             raise error(finding)
         try:
@@ -101,13 +101,19 @@ def _checked_items(source, check, error, base_exception):
 
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries):
-    """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value) for each call
-    (or item a returned generator hands out), it yields None or a finding. Uses only its own locals.
-    Yielded items are checked as values only: the bindings are checked at the next return and after
-    the test, not at every item (~16 ms each with a BigCodeBench-like load)."""
-    finding = None
+    """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
+    arguments) for each call (or item a returned generator hands out), it yields None or a finding.
+    Uses only its own locals. Yielded items are checked as values only: the bindings are checked at the
+    next return and after the test, not at every item (~16 ms each with a BigCodeBench-like load).
+
+    It holds each call's arguments until the next call: objects of the program's put among them (the
+    test's temporary list) died as the call returned, and their `__del__` rewrote the checked value
+    before the test compared it. They now die here, before the next call's checks."""
+    finding, held = None, None
     while True:
-        how, result = yield finding
+        how, result, arguments = yield finding
+        if arguments is not None:
+            held = arguments  # noqa: F841 - kept alive; the previous call's die here, before the checks
         found = None if how == "yielded" else (harness_intact() or changes())
         if found:
             finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)

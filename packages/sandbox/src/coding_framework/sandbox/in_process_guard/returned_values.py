@@ -31,7 +31,9 @@ ANSWERING_METHODS = frozenset({
     "__repr__", "__format__", "__instancecheck__", "__subclasscheck__", "__class__", "__dir__",
     "__fspath__", "__enter__", "__exit__", "__del__",
 })
-MAX_WALK = 100_000  # objects looked at per returned value; beyond, the rest is not looked at
+MAX_WALK = 100_000
+"""Objects other than ints, floats, strings, bytes, bools and None looked at per returned value; a
+value holding more is refused as too large to check (never passed unlooked-at)."""
 
 # What the value checks call, bound here once: this module's namespace is compared (strictly) before
 # they run, so the candidate cannot rebind them, and builtins it could. Class attributes are read
@@ -42,6 +44,8 @@ _dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.
 _MRO = type.__dict__["__mro__"].__get__
 _QUALNAME = type.__dict__["__qualname__"].__get__
 _PLAIN = (int, float, complex, str, bytes, bool, type(None))
+_PLAIN_SET, _LIST, _chain = frozenset(_PLAIN), list, itertools.chain.from_iterable
+_PLAIN_OR_FLAT = _PLAIN_SET | {tuple, list}
 _SEQUENCES = (list, tuple, set, frozenset, collections.deque)
 _FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types.MethodType,
                                                        functools.partial, object, type, dict)
@@ -56,12 +60,15 @@ def foreign_answerer(
     object told to equal anything; None if nothing."""
     libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
-    while todo and budget > 0:
+    while todo:
         item = todo.pop()
-        budget -= 1
         kind = _type(item)
         if kind in _PLAIN or _id(item) in seen:
             continue
+        if budget == 0:
+            return (f"a value too large to check: more than {MAX_WALK} objects other than numbers, strings "
+                    "and bytes")
+        budget -= 1
         seen.add(_id(item))
         # First the program's code anywhere in the class (before any state of the value is read), then
         # library objects told what to answer, then comparison methods that answer anything without
@@ -75,10 +82,10 @@ def foreign_answerer(
             return culprit
         # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
         if _issubclass(kind, _DICT):
-            todo.extend(_dict_keys(item))
-            todo.extend(_dict_values(item))
+            _push(todo, _dict_keys(item))
+            _push(todo, _dict_values(item))
         elif _issubclass(kind, _SEQUENCES) or kind in _VIEWS:
-            todo.extend(item)  # (a view iterates its dict's own storage, whatever the dict's class)
+            _push(todo, item)  # (a view iterates its dict's own storage, whatever the dict's class)
         elif (base := _iterator_base(kind)) is not None:
             # An iterator the tests may unpack: what it will hand out is in what its C type pickles
             # (the sequence and position, the function and source of a map), read without advancing it.
@@ -100,12 +107,27 @@ def foreign_answerer(
             if not pandas:
                 return (f"a {_QUALNAME(kind)}, a subclass of a pandas container that pandas did not make "
                         "(its own attributes decide what pandas' comparisons read)")
-            todo.extend(_pandas_cells(item, pandas, is_trusted))
+            _push(todo, _pandas_cells(item, pandas, is_trusted))
         elif (ndarray_cells := _array_cells(item, libraries)) is not None:
-            todo.extend(ndarray_cells)
+            _push(todo, ndarray_cells)
         elif _compares_in_python(kind, is_trusted):
             todo.extend(_instance_state(item, kind))
     return None
+
+
+def _push(todo: list, items) -> None:
+    """Add `items` to the walk, unless all are numbers, strings, bytes and None, or exact tuples and
+    lists of such (C-level passes over their types: a million ints or (word, count) pairs cost no step
+    of the walk's budget)."""
+    items = items if _type(items) is _LIST else _list(items)
+    kinds = _set(map(_type, items))
+    if kinds <= _PLAIN_SET:
+        return
+    if kinds <= _PLAIN_OR_FLAT:
+        flat = (item for item in items if _type(item) is tuple or _type(item) is list)
+        if _set(map(_type, _chain(flat))) <= _PLAIN_SET:
+            return
+    todo.extend(items)
 
 
 def _class_culprit(kind: type, is_trusted: Callable[[types.CodeType], bool], names: frozenset[str], *,
@@ -400,7 +422,7 @@ def _array_cells(item: object, libraries: tuple) -> list | None:
         return None
     if kind is not base:  # masked arrays, matrices, subclass views: their cells, as a plain view
         item = base.view(item, base)
-    return _list(item.ravel()[:MAX_WALK]) if item.dtype.char == "O" else []
+    return _list(item.ravel()) if item.dtype.char == "O" else []
 
 
 def _compares_in_python(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bool:
@@ -511,11 +533,11 @@ def _pandas_cells(item: object, name: str, is_trusted: Callable[[types.CodeType]
     if name == "DataFrame":
         dtypes = _list(item.dtypes)
         held = [v for i, dtype in enumerate(dtypes) if dtype.kind == "O"
-                for v in _list(item.iloc[:MAX_WALK, i])]
+                for v in _list(item.iloc[:, i])]
         held += [c for dtype in dtypes if (c := _categories(dtype, is_trusted)) is not None]
         return [*held, item.index, item.columns]
     dtype = item.dtype
-    held = _list((item.iloc if name == "Series" else item)[:MAX_WALK]) if dtype.kind == "O" else []
+    held = _list(item) if dtype.kind == "O" else []
     categories = _categories(dtype, is_trusted)
     if categories is not None:
         held.append(categories)
