@@ -550,6 +550,31 @@ def test_a_checked_value_cannot_be_rewritten_by_a_finalizer_before_the_test_comp
     assert verdict.status is Status.FAILED, verdict
 
 
+# Objects the tests use without holding them in a binding (round 3): the StringIO a test captures
+# stdout with, `random`'s shared generator; each got a method of the program's set on it.
+SHARED_OBJECTS = {
+    "stdout's getvalue": (
+        "import io, sys, unittest\nfrom unittest import mock\nclass TestPrint(unittest.TestCase):\n"
+        "    def test_print(self):\n        with mock.patch('sys.stdout', new_callable=io.StringIO) as out:\n"
+        "            greet('Ada')\n        self.assertEqual(out.getvalue(), 'Hello, Ada!\\n')\n",
+        "import sys\ndef greet(name):\n    sys.stdout.getvalue = lambda: 'Hello, Ada!\\n'\n",
+        "sys.stdout is a StringIO whose getvalue is the program's"),
+    "random's _randbelow": (
+        "import random, unittest\nclass TestDice(unittest.TestCase):\n"
+        "    def test_dice(self):\n        random.seed(3)\n        got = rolls(5)\n        random.seed(3)\n"
+        "        self.assertEqual(got, [random.randrange(6) for _ in range(5)])\n",
+        "import random\ndef rolls(n):\n    random._inst._randbelow = lambda n: 0\n    return [0] * n\n",
+        "random._inst is a Random whose _randbelow is the program's"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(SHARED_OBJECTS))
+def test_shared_objects_the_tests_use_keep_their_own_methods(pool, attack):
+    test, program, finding = SHARED_OBJECTS[attack]
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.ERROR and finding in verdict.message, verdict
+
+
 # A library object handed back with a method replaced on the object (round 2: a matplotlib Axes whose
 # get_title answered "Histogram"); here a logging.Logger.
 LOGGER_TEST = ("import logging, unittest\nclass TestLogger(unittest.TestCase):\n"

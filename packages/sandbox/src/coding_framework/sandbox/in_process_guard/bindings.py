@@ -21,6 +21,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _PARTIAL,
     _TYPE,
     _issubclass,
+    _method_set_on_instance,
     _object_getattribute,
     _type,
     _untrusted_method,
@@ -228,9 +229,15 @@ def make_checker(
     loaded = [m for s in snapshots for m in s.modules]
     sealed = [e for s in snapshots for e in s.sealed]
     version = _VERSION_INDEX
+    shared = _shared_objects()
 
     def changes() -> list[str]:
         found = [f"{label} was changed" for label, tag, seen in sealed if tag[version] != seen][:limit]
+        for label, get in shared:
+            held = get()
+            culprit = _method_set_on_instance(held, type_(held), is_trusted)
+            if culprit:
+                found.append(f"{label} is {culprit}")
         for name, module in loaded:
             if modules_now.get(name) is not module and not program_made_only:
                 found.append(f"sys.modules[{name!r}] was replaced or removed")
@@ -266,6 +273,19 @@ def make_checker(
         return found[:limit]
 
     return changes
+
+
+def _shared_objects() -> list[tuple[str, Callable[[], object]]]:
+    """Objects of the process that tests use without holding them in a binding: the streams
+    `sys.stdout`/`sys.stderr` are now (a test's own StringIO while it captures output) and the
+    generator behind `random`'s functions; each read anew at every check."""
+    sys_module, found = sys, []
+    found.append(("sys.stdout", lambda: sys_module.stdout))
+    found.append(("sys.stderr", lambda: sys_module.stderr))
+    generator = getattr(sys.modules.get("random"), "_inst", None)
+    if generator is not None:
+        found.append(("random._inst", lambda: generator))
+    return found
 
 
 def program_made(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:

@@ -470,10 +470,9 @@ def _method_set_on_instance(
     item: object, kind: type, is_trusted: Callable[[types.CodeType], bool]
 ) -> str | None:
     """A function of the program's set on an object over a method of its class (`ax.get_title =
-    lambda: answer` on a genuine matplotlib Axes): the test calling the method runs the program's
-    code, whose answer no guarded call returned."""
-    if not _FLAGS(kind) & _HEAP_TYPE:
-        return None
+    lambda: answer` on a genuine matplotlib Axes, `getvalue` on the test's StringIO standing in for
+    stdout, `randrange` on `random`'s shared generator): the test calling the method runs the
+    program's code, whose answer no guarded call returned."""
     own = _instance_dict(item, kind)
     if not own:
         return None
