@@ -321,6 +321,24 @@ UNITTEST_FLOW = {
         HEAPQ_LAUNDER + "T = getattr(__import__('unit' + 'test'), 'Test' + 'Case')\n"
         "launder(T.assertAlmostEqual, '__defaults__', (-30, None, None))\n"
         "def add(a, b):\n    return 0\n", Status.ERROR, "object.__setattr__ (__defaults__)"),
+    # Fourth pass (same day): what a sealed function runs is no dict entry. contextlib's helper behind
+    # `testPartExecutor` holds the generator function in a closure cell; rewritten, every failure but
+    # the canaries' vanished. And a test class given other bases (its dict unchanged).
+    "testPartExecutor's closure cell rewritten": (
+        "case = getattr(__import__('unit' + 'test'), 'ca' + 'se')\n"
+        "cell = getattr(case._Outcome.testPartExecutor, '__clo' + 'sure__')[0]\n"
+        "original = getattr(cell, 'cell_' + 'contents')\n"
+        "def swallow(self, test_case, subTest=False):\n"
+        "    if type(test_case).__name__.startswith('Cf'):\n"
+        "        yield from original(self, test_case, subTest)\n        return\n"
+        "    try:\n        yield\n    except Exception:\n        pass\n"
+        "setattr(cell, 'cell_' + 'contents', swallow)\ndef add(a, b):\n    return 0\n",
+        Status.ERROR, "unittest.case._Outcome.testPartExecutor runs other code"),
+    "the test class given other bases through a trusted frame": (
+        HEAPQ_LAUNDER + "T = getattr(__import__('unit' + 'test'), 'Test' + 'Case')\n"
+        "Lenient = type('Lenient', (T,), {'assertEqual': lambda *a, **k: None})\n"
+        "def add(a, b):\n    launder(__import__('test_solution').TestAdd, '__bases__', (Lenient,))\n"
+        "    return 0\n", Status.ERROR, "object.__setattr__ (__bases__)"),
 }
 # Names the program defines that are builtins the tests call: in the official harness (one module) the
 # program's `list` is the tests' too, and passed this wrong program; here the tests keep the builtins.
@@ -510,6 +528,10 @@ LAZY_ANSWERS = {
     "a map over the program's lambda": "return map(lambda i: Anything(), range(2))",
     "a reversed list": "return reversed([Anything(), Anything()])",
     "a dict's values": "return {1: Anything(), 2: Anything()}.values()",
+    "an iterator over the program's function": "return iter(lambda: Anything(), None)",
+    "a structured array's object field": (
+        "import numpy as np\n    cells = np.zeros(2, dtype=[('x', object), ('y', int)])\n"
+        "    cells['x'] = [Anything(), Anything()]\n    return cells['x'][:0].tolist() or cells"),
 }
 
 
@@ -517,7 +539,9 @@ LAZY_ANSWERS = {
 def test_lazy_and_other_containers_are_looked_into(pool, attack):
     program = ANYTHING + "def pair(a, b):\n    " + LAZY_ANSWERS[attack] + "\n"
     verdict = pool.run(UnittestJob(program=program, test=PAIR_TEST))
-    assert verdict.status is Status.ERROR and "Anything.__eq__ is the program's" in verdict.message, verdict
+    assert verdict.status is Status.ERROR, verdict
+    assert ("Anything.__eq__ is the program's" in verdict.message
+            or "whose items the program's code makes as the test takes them" in verdict.message), verdict
 
 
 def test_a_value_too_large_to_walk_hides_nothing(pool):
@@ -565,6 +589,13 @@ SHARED_OBJECTS = {
         "        self.assertEqual(got, [random.randrange(6) for _ in range(5)])\n",
         "import random\ndef rolls(n):\n    random._inst._randbelow = lambda n: 0\n    return [0] * n\n",
         "random._inst is a Random whose _randbelow is the program's"),
+    # Round 4: a builtin's bound method is no function of the program's, and answers as it chose.
+    "random's getrandbits, a bound method of 0": (
+        "import random, unittest\nclass TestDice(unittest.TestCase):\n"
+        "    def test_dice(self):\n        random.seed(3)\n        got = rolls(5)\n        random.seed(3)\n"
+        "        self.assertEqual(got, [random.randint(1, 100) for _ in range(5)])\n",
+        "import random\ndef rolls(n):\n    random._inst.getrandbits = (0).__and__\n    return [1] * n\n",
+        "random._inst is a Random whose getrandbits is the program's"),
 }
 
 
@@ -595,6 +626,17 @@ def test_a_modules_class_cannot_be_swapped_through_a_trusted_frame(pool):
                "launder(math, '__class__', Always)\ndef half(x):\n    return 7\n")
     verdict = pool.run(UnittestJob(program=program, test=MODULE_CLASS_TEST))
     assert verdict.status is Status.ERROR and "object.__setattr__ (__class__)" in verdict.message, verdict
+
+
+def test_a_modules_class_cannot_be_set_by_a_lazy_loader(pool):
+    # Round 4: importlib's LazyLoader (trusted code naming __class__) made math lazy, with a loader of
+    # the program's that ran at the test's next `math.isclose` and put a fake one there.
+    program = ("import importlib.util, math\nclass Loader:\n    def exec_module(self, module):\n"
+               "        vars(module)['isclose'] = lambda *a, **k: True\n"
+               "importlib.util.LazyLoader(Loader()).exec_module(math)\ndef half(x):\n    return 7\n")
+    verdict = pool.run(UnittestJob(program=program, test=MODULE_CLASS_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "object.__setattr__ (__class__) of a module" in verdict.message, verdict
 
 
 def test_a_library_object_with_a_method_of_the_programs_cannot_pass_a_unittest(pool):

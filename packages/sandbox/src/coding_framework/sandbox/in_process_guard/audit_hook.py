@@ -35,7 +35,7 @@ STACK_WIDE_EVENTS = frozenset({
 # what class an object is: `assertEqual.__code__ = no-op code`, `numpy.__class__ = a module class
 # answering every attribute`. Trusted code must name them to set them while the program is on the
 # stack (other audited writes, `__qualname__` by functools.wraps, pass).
-REWIRING_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__class__"})
+REWIRING_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__class__", "__bases__"})
 _ATTRIBUTE_WRITES = frozenset({"object.__setattr__", "object.__delattr__"})
 # Attribute reads (audited as object.__getattr__) that yield a frame or code object.
 GUARDED_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__", "gi_code",
@@ -137,7 +137,7 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
     import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
     len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
-    type_, code_type, nested_code = builtins.type, types.CodeType, code_objects
+    type_, code_type, nested_code, module_type = builtins.type, types.CodeType, code_objects, types.ModuleType
 
     def asker(frame):
         """(the frame on whose behalf an event happens, name of the helper it called or None): the
@@ -229,6 +229,11 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
                 if candidate_on_stack(direct):
                     refuse(event, "", args)
                 return
+            if (event == "object.__setattr__" and args[1] == "__class__" and isinstance_(args[0], module_type)
+                    and candidate_on_stack(direct)):
+                # A module's class decides every attribute read of it (importlib's LazyLoader sets one
+                # that runs a loader of the program's at the tests' next `math.isclose`), whoever asks.
+                refuse(event, " of a module", args)
             frame, helper = asker(direct)
             if frame is not None and not is_trusted(frame.f_code):
                 refuse(event, "", args)

@@ -18,6 +18,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _FUNCTION,
     _HOLDER_READ,
     _METHOD,
+    _MRO,
     _PARTIAL,
     _TYPE,
     _issubclass,
@@ -25,6 +26,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _object_getattribute,
     _type,
     _untrusted_method,
+    _unwrap,
 )
 
 MAX_FINDINGS = 5  # changed bindings listed per check
@@ -89,6 +91,10 @@ class Snapshot:
         self.modules: list[tuple[str, types.ModuleType]] = []
         # (label, view of the namespace's version tag, the tag now): see seal
         self.sealed: list[tuple[str, object, int]] = []
+        # (label, function, what it runs now: code, defaults, kwdefaults, closure cells' contents)
+        self.sealed_functions: list[tuple[str, types.FunctionType, tuple]] = []
+        # (label, class, its MRO now): a class given other bases resolves its methods elsewhere
+        self.class_mros: list[tuple[str, type, tuple]] = []
 
     def seal(self, name: str, module: types.ModuleType) -> None:
         """Also watch `module`'s namespace, and those of the classes it defines, for any change at all,
@@ -107,6 +113,16 @@ class Snapshot:
         for label, namespace in namespaces:
             tag = view(namespace)
             self.sealed.append((label, tag, tag[_VERSION_INDEX]))
+            # What a sealed function runs is not in any dict: its code, defaults and closure cells
+            # (contextlib's helper behind `testPartExecutor` holds the generator function in a cell).
+            todo = [(f"{label}.{key}", value) for key, value in list(namespace.items())]
+            while todo:
+                where, value = todo.pop()
+                func, _ = _unwrap(value)
+                if _type(func) is _FUNCTION and len(self.sealed_functions) < 10_000:
+                    state = _function_state(func)
+                    self.sealed_functions.append((where, func, state))
+                    todo.extend((f"{where}.<cell>", held) for held in state[3] if _type(held) is _FUNCTION)
 
     def add_module(self, name: str, module: types.ModuleType, mode: str) -> None:
         if mode not in ("strict", "functions", "methods"):
@@ -124,6 +140,7 @@ class Snapshot:
                 module = own.get("__module__")  # an exact str: any other object's `==` could be its code
                 if _type(module) is str and module == name:
                     self.entries.append((f"{name}.{attr}", own, dict(own), mode, True))
+                    self.class_mros.append((f"{name}.{attr}", value, _MRO(value)))
 
 
 # unittest's machinery, sealed (Snapshot.seal): a test's outcome is decided here, within the test.
@@ -148,6 +165,26 @@ def _version_view():
     before = tag[_VERSION_INDEX]
     probe["x"] = 1
     return view if tag[_VERSION_INDEX] != before else None
+
+
+_EMPTY_CELL = object()
+
+
+def _function_state(func: types.FunctionType) -> tuple:
+    """What a function runs: (code, defaults, kwdefaults, contents of its closure cells)."""
+    cells = []
+    for cell in func.__closure__ or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            cells.append(_EMPTY_CELL)
+    return func.__code__, func.__defaults__, func.__kwdefaults__, tuple(cells)
+
+
+def _same_state(old: tuple, new: tuple) -> bool:
+    """Identity of each part (code, defaults, kwdefaults, every cell's content)."""
+    return (len(old[3]) == len(new[3]) and all(a is b for a, b in zip(old[:3], new[:3], strict=True))
+            and all(a is b for a, b in zip(old[3], new[3], strict=True)))
 
 
 def _class_namespace(cls: type) -> dict:
@@ -228,11 +265,17 @@ def make_checker(
     entries = [e for s in snapshots for e in s.entries]
     loaded = [m for s in snapshots for m in s.modules]
     sealed = [e for s in snapshots for e in s.sealed]
-    version = _VERSION_INDEX
+    functions = [e for s in snapshots for e in s.sealed_functions]
+    mros = [e for s in snapshots for e in s.class_mros]
+    version, function_state, same_state, mro_of = _VERSION_INDEX, _function_state, _same_state, _MRO
     shared = _shared_objects()
 
     def changes() -> list[str]:
         found = [f"{label} was changed" for label, tag, seen in sealed if tag[version] != seen][:limit]
+        found += [f"{label} runs other code" for label, func, state in functions
+                  if not same_state(state, function_state(func))][:limit]
+        found += [f"{label} was given other bases" for label, cls, mro in mros
+                  if mro_of(cls) is not mro][:limit]
         for label, get in shared:
             held = get()
             culprit = _method_set_on_instance(held, type_(held), is_trusted)

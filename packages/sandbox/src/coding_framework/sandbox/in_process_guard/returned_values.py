@@ -40,6 +40,8 @@ value holding more is refused as too large to check (never passed unlooked-at)."
 # through type's own descriptors, so a class or metaclass of the program's cannot answer for itself.
 _type, _id, _issubclass, _list, _set, _len = builtins.type, builtins.id, builtins.issubclass, \
     builtins.list, builtins.set, builtins.len
+_any, _all, _map, _next, _enumerate = (builtins.any, builtins.all, builtins.map, builtins.next,
+                                        builtins.enumerate)
 _dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.__getattribute__
 _MRO = type.__dict__["__mro__"].__get__
 _QUALNAME = type.__dict__["__qualname__"].__get__
@@ -90,7 +92,7 @@ def foreign_answerer(
             # An iterator the tests may unpack: what it will hand out is in what its C type pickles
             # (the sequence and position, the function and source of a map), read without advancing it.
             held = base.__reduce__(item)[1:]
-            if any(_runs_program(f, is_trusted) for part in held if _type(part) is tuple for f in part):
+            if _any(_runs_program(f, is_trusted) for part in held if _type(part) is tuple for f in part):
                 return f"a {_QUALNAME(kind)} whose items the program's code makes as the test takes them"
             todo.extend(held)
         elif kind is _GENERATOR and item is not value:
@@ -120,12 +122,12 @@ def _push(todo: list, items) -> None:
     lists of such (C-level passes over their types: a million ints or (word, count) pairs cost no step
     of the walk's budget)."""
     items = items if _type(items) is _LIST else _list(items)
-    kinds = _set(map(_type, items))
+    kinds = _set(_map(_type, items))
     if kinds <= _PLAIN_SET:
         return
     if kinds <= _PLAIN_OR_FLAT:
         flat = (item for item in items if _type(item) is tuple or _type(item) is list)
-        if _set(map(_type, _chain(flat))) <= _PLAIN_SET:
+        if _set(_map(_type, _chain(flat))) <= _PLAIN_SET:
             return
     todo.extend(items)
 
@@ -149,7 +151,7 @@ _ITERATORS = frozenset(_type(it) for it in (
     iter(range(0)), iter(""), iter("\u0100"), iter(b""), iter(bytearray()), reversed(range(0)),
     iter(collections.deque()), reversed(collections.deque()),
     iter(collections.OrderedDict()), iter(collections.OrderedDict().values()),
-    iter(collections.OrderedDict().items()), reversed(collections.OrderedDict()),
+    iter(collections.OrderedDict().items()), reversed(collections.OrderedDict()), iter(int, 1),
 )) | frozenset({map, filter, zip, enumerate, reversed} | {
     kind for kind in vars(itertools).values() if _type(kind) is type and kind.__module__ == "itertools"})
 _GENERATOR = types.GeneratorType
@@ -422,7 +424,11 @@ def _array_cells(item: object, libraries: tuple) -> list | None:
         return None
     if kind is not base:  # masked arrays, matrices, subclass views: their cells, as a plain view
         item = base.view(item, base)
-    return _list(item.ravel()) if item.dtype.char == "O" else []
+    if item.dtype.char == "O":
+        return _list(item.ravel())
+    if item.dtype.hasobject:  # a structured dtype with object fields: each field, as its own array
+        return [item[field] for field in item.dtype.names or ()]
+    return []
 
 
 def _compares_in_python(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bool:
@@ -476,16 +482,31 @@ def _method_set_on_instance(
     own = _instance_dict(item, kind)
     if not own:
         return None
+    mro = _MRO(kind)
     for name, value in own.items():
+        if _type(name) is not str:
+            continue
+        shadowed = _next((_CLASS_DICT(klass)[name] for klass in mro if name in _CLASS_DICT(klass)), None)
+        if _type(shadowed) not in _METHODS:
+            continue  # data, a class, or nothing of the class's: the object's own business
         func, _ = _unwrap(value)
-        if (_type(func) is _FUNCTION and not is_trusted(func.__code__) and _type(name) is str
-                and any(name in _CLASS_DICT(klass) for klass in _MRO(kind))):
+        if _type(func) is _FUNCTION:
+            replaced = not is_trusted(func.__code__)
+        else:  # a builtin bound method (`(0).__and__`), a partial of one: answers the program chose
+            replaced = _type(value) in _BOUND_CALLABLES
+        if replaced:
             return (f"a {_QUALNAME(kind)} whose {name} is the program's (set on the object over its "
                     "class's method)")
     return None
 
 
 _MEMBER = types.MemberDescriptorType
+# What a class holds as a method, and the callables other than functions an object can be given over
+# one (a genuine mock, the tests' own patch, is none of these).
+_METHODS = frozenset({types.FunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
+                      types.BuiltinFunctionType, types.ClassMethodDescriptorType, classmethod, staticmethod})
+_BOUND_CALLABLES = frozenset({types.BuiltinMethodType, types.MethodWrapperType, types.MethodType,
+                              functools.partial})
 
 
 # pandas' containers whose cells the tests compare, by name and the module whose class statement makes
@@ -501,11 +522,11 @@ def _pandas_container(kind: type, is_trusted: Callable[[types.CodeType], bool]) 
     pandas loaded (the tests need not import it), by the module that made each class (_maker), never
     by a name or `__module__` a class of the program's can copy."""
     mro = _MRO(kind)
-    for position, klass in enumerate(mro):
+    for position, klass in _enumerate(mro):
         name = _QUALNAME(klass)
         if name in _PANDAS_CONTAINERS and _maker(klass, is_trusted) == _PANDAS_CONTAINERS[name]:
             between = (_maker(c, is_trusted) for c in mro[:position])
-            return name if all(_type(m) is str and m.startswith("pandas.") for m in between) else ""
+            return name if _all(_type(m) is str and m.startswith("pandas.") for m in between) else ""
     return None
 
 
@@ -531,7 +552,7 @@ def _pandas_cells(item: object, name: str, is_trusted: Callable[[types.CodeType]
     DataFrame's labels (its index and columns, Index objects walked in turn)."""
     if name == "DataFrame":
         dtypes = _list(item.dtypes)
-        held = [v for i, dtype in enumerate(dtypes) if dtype.kind == "O"
+        held = [v for i, dtype in _enumerate(dtypes) if dtype.kind == "O"
                 for v in _list(item.iloc[:, i])]
         held += [c for dtype in dtypes if (c := _categories(dtype, is_trusted)) is not None]
         return [*held, item.index, item.columns]
