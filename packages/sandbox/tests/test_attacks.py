@@ -529,6 +529,10 @@ LAZY_ANSWERS = {
     "a reversed list": "return reversed([Anything(), Anything()])",
     "a dict's values": "return {1: Anything(), 2: Anything()}.values()",
     "an iterator over the program's function": "return iter(lambda: Anything(), None)",
+    # Round 5: a class of the program's made the iterator's items, read neither then nor later.
+    "an iterator over a class of the program's": (
+        "class Two:\n        made = [0]\n        def __new__(cls):\n            Two.made[0] += 1\n"
+        "            return Anything() if Two.made[0] <= 2 else None\n    return iter(Two, None)"),
     "a structured array's object field": (
         "import numpy as np\n    cells = np.zeros(2, dtype=[('x', object), ('y', int)])\n"
         "    cells['x'] = [Anything(), Anything()]\n    return cells['x'][:0].tolist() or cells"),
@@ -603,6 +607,51 @@ SHARED_OBJECTS = {
 def test_shared_objects_the_tests_use_keep_their_own_methods(pool, attack):
     test, program, finding = SHARED_OBJECTS[attack]
     verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.ERROR and finding in verdict.message, verdict
+
+
+# Round 5: what a returned object hands out later, by the program's code or from what it holds.
+HELD_ANSWERS = {
+    "a defaultdict making the program's objects": (
+        "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(counts('b c')['a'], 2)\n",
+        "import collections\ndef counts(text):\n    return collections.defaultdict(Anything)\n",
+        "default_factory is the program's"),
+    "a dict subclass answering missing keys": (
+        "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(counts('b c')['a'], 2)\n",
+        "class Counts(dict):\n    def __missing__(self, key):\n        return Anything()\n"
+        "def counts(text):\n    return Counts()\n", "Counts.__missing__ is the program's"),
+    "a namespace holding the program's object": (
+        "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(stats([1, 2, 3]).mean, 2.0)\n",
+        "import types\ndef stats(xs):\n    return types.SimpleNamespace(mean=Anything())\n",
+        "Anything.__eq__ is the program's"),
+    "an object of the program's class holding one": (
+        "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(stats([1, 2, 3]).mean, 2.0)\n",
+        "class Stats:\n    pass\ndef stats(xs):\n    s = Stats()\n    s.mean = Anything()\n    return s\n",
+        "Anything.__eq__ is the program's"),
+    "an object whose property is the program's": (
+        "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(stats([1, 2, 3]).mean, 2.0)\n",
+        "class Stats:\n    @property\n    def mean(self):\n        return Anything()\n"
+        "def stats(xs):\n    return Stats()\n", "Stats.mean is the program's"),
+    "an ndarray subclass of the program's": (
+        "import unittest\nimport numpy as np\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        np.testing.assert_array_equal(squares(4), [0, 1, 4, 9])\n",
+        "import numpy as np\nclass Lenient(np.ndarray):\n"
+        "    def __array_wrap__(self, arr, context=None, return_scalar=False):\n"
+        "        return np.ones(arr.shape, dtype=bool)\n"
+        "def squares(n):\n    return np.zeros(n, dtype=int).view(Lenient)\n",
+        "a subclass of numpy's ndarray that numpy did not make"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(HELD_ANSWERS))
+def test_what_a_returned_object_hands_out_later_is_the_programs_no_more(pool, attack):
+    test, program, finding = HELD_ANSWERS[attack]
+    verdict = pool.run(UnittestJob(program=ANYTHING + program, test=test))
     assert verdict.status is Status.ERROR and finding in verdict.message, verdict
 
 

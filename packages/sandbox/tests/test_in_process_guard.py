@@ -293,10 +293,10 @@ class Result:
     total: int
 Pair = namedtuple("Pair", "left right")
 class Plain:
-    def describe(self):
-        return "plain"
+    def __init__(self, label):
+        self.label = label
 def task_func(a, b):
-    return Result(a + b), Pair(a, b), Plain()
+    return Result(a + b), Pair(a, b), Plain("plain")
 ''',
         '''
 import unittest
@@ -306,7 +306,7 @@ class T(unittest.TestCase):
         self.assertEqual(result.total, 5)
         self.assertEqual(result, type(result)(5))
         self.assertEqual(pair, (2, 3))
-        self.assertEqual(plain.describe(), "plain")
+        self.assertEqual(plain.label, "plain")
 ''',
     ),
     # Library values whose comparisons are C code or compiled (Cython) functions, not Python functions:

@@ -114,11 +114,16 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries)
         how, result, arguments = yield finding
         if arguments is not None:
             held = arguments  # noqa: F841 - kept alive; the previous call's die here, before the checks
-        found = None if how == "yielded" else (harness_intact() or changes())
+        # The guard's own modules first (the walk below uses them), then the walk, then the bindings:
+        # the walk reads library objects through their own code, which may be the program's (a pandas
+        # ExtensionArray's `dtype`), and what that code patched is found by the bindings check after.
+        found = None if how == "yielded" else harness_intact()
+        culprit = None if found else answerer(result, is_trusted, libraries)
+        if not found and how != "yielded":
+            found = changes()
         if found:
             finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)
             continue
-        culprit = answerer(result, is_trusted, libraries)
         finding = (f"sandbox: {name} {how} {culprit}; tests sharing the program's process compare only "
                    "values that cannot answer comparisons on the program's behalf") if culprit else None
 

@@ -29,7 +29,7 @@ ANSWERING_METHODS = frozenset({
     "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__array__", "__array_ufunc__",
     "__array_function__", "__array_interface__", "__getattr__", "__getattribute__", "__str__",
     "__repr__", "__format__", "__instancecheck__", "__subclasscheck__", "__class__", "__dir__",
-    "__fspath__", "__enter__", "__exit__", "__del__",
+    "__fspath__", "__enter__", "__exit__", "__del__", "__missing__",
 })
 MAX_WALK = 100_000
 """Objects other than ints, floats, strings, bytes, bools and None looked at per returned value; a
@@ -48,6 +48,8 @@ _QUALNAME = type.__dict__["__qualname__"].__get__
 _PLAIN = (int, float, complex, str, bytes, bool, type(None))
 _PLAIN_SET, _LIST, _chain = frozenset(_PLAIN), list, itertools.chain.from_iterable
 _PLAIN_OR_FLAT = _PLAIN_SET | {tuple, list}
+_DEFAULTDICT = collections.defaultdict
+_DEFAULT_FACTORY = collections.defaultdict.__dict__["default_factory"].__get__
 _SEQUENCES = (list, tuple, set, frozenset, collections.deque)
 _FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types.MethodType,
                                                        functools.partial, object, type, dict)
@@ -84,6 +86,9 @@ def foreign_answerer(
             return culprit
         # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
         if _issubclass(kind, _DICT):
+            if _issubclass(kind, _DEFAULTDICT) and _makes_program_values(_DEFAULT_FACTORY(item), is_trusted):
+                return (f"a {_QUALNAME(kind)} whose default_factory is the program's (what it makes for a "
+                        "missing key is never seen)")
             _push(todo, _dict_keys(item))
             _push(todo, _dict_values(item))
         elif _issubclass(kind, _SEQUENCES) or kind in _VIEWS:
@@ -92,7 +97,8 @@ def foreign_answerer(
             # An iterator the tests may unpack: what it will hand out is in what its C type pickles
             # (the sequence and position, the function and source of a map), read without advancing it.
             held = base.__reduce__(item)[1:]
-            if _any(_runs_program(f, is_trusted) for part in held if _type(part) is tuple for f in part):
+            parts = (f for part in held if _type(part) is tuple for f in part)
+            if _any(_makes_program_values(f, is_trusted) for f in parts):
                 return f"a {_QUALNAME(kind)} whose items the program's code makes as the test takes them"
             todo.extend(held)
         elif kind is _GENERATOR and item is not value:
@@ -109,11 +115,74 @@ def foreign_answerer(
             if not pandas:
                 return (f"a {_QUALNAME(kind)}, a subclass of a pandas container that pandas did not make "
                         "(its own attributes decide what pandas' comparisons read)")
+            foreign = _foreign_dtype(item, pandas, is_trusted)
+            if foreign:
+                return (f"a pandas {pandas} holding a {foreign}, an array type pandas did not make (its "
+                        "code answers what pandas reads)")
             _push(todo, _pandas_cells(item, pandas, is_trusted))
         elif (ndarray_cells := _array_cells(item, libraries)) is not None:
+            if _foreign_subclass(kind, _numpy_ndarray(kind) or libraries[0], "numpy.", is_trusted):
+                return (f"a {_QUALNAME(kind)}, a subclass of numpy's ndarray that numpy did not make (its "
+                        "methods answer what numpy's comparisons and tests read)")
             _push(todo, ndarray_cells)
-        elif _compares_in_python(kind, is_trusted):
+        elif (_compares_in_python(kind, is_trusted) or kind is _NAMESPACE
+              or (_FLAGS(kind) & _HEAP_TYPE and _maker(kind, is_trusted) is None)):
+            # Instances whose comparison reads what they hold, and objects of classes no trusted module
+            # made (the program's: the tests read their attributes, `r.mean`): what they hold.
+            method = _program_method(kind, is_trusted)
+            if method:
+                return (f"a {_QUALNAME(kind)} whose {method} is the program's (a test reading it runs the "
+                        "program's code)")
             todo.extend(_instance_state(item, kind))
+    return None
+
+
+_NAMESPACE = types.SimpleNamespace
+
+
+def _foreign_subclass(kind: type, base: type | None, package: str, is_trusted) -> bool:
+    """Whether a class in `kind`'s MRO before `base` was made by no trusted module of `package`."""
+    if base is None or kind is base:
+        return False
+    mro = _MRO(kind)
+    for klass in mro:
+        if klass is base:
+            return False
+        maker = _maker(klass, is_trusted)
+        if _type(maker) is not str or not maker.startswith(package):
+            return True
+    return False
+
+
+def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+    """A method, property or other descriptor of the program's in a class no trusted module made
+    (construction aside): what a test calls or reads on such an object runs the program's code."""
+    for klass in _MRO(kind):
+        if klass is _OBJECT:
+            continue
+        for name, attr in _CLASS_DICT(klass).items():
+            if name in _CONSTRUCTION or name == "__init_subclass__":
+                continue
+            func, _ = _unwrap(attr)
+            if _type(func) is _FUNCTION and not is_trusted(func.__code__):
+                return f"{_QUALNAME(klass)}.{name}"
+    return None
+
+
+def _foreign_dtype(item: object, name: str, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+    """The class of an array type in a pandas container that neither numpy (C) nor pandas made: a
+    pandas ExtensionArray of the program's, whose `dtype` and methods are its code."""
+    if name == "DataFrame":
+        arrays = _list(item._mgr.arrays)
+    else:
+        arrays = [item.array if name == "Series" else item._data]
+    for array in arrays:
+        kind = _type(array)
+        if _numpy_ndarray(kind) is not None and not _FLAGS(kind) & _HEAP_TYPE:
+            continue
+        maker = _maker(kind, is_trusted)
+        if _type(maker) is not str or not maker.startswith("pandas."):
+            return _QUALNAME(kind)
     return None
 
 
@@ -170,7 +239,21 @@ def _runs_program(value: object, is_trusted: Callable[[types.CodeType], bool]) -
     func, _ = _unwrap(value)
     if _type(func) is _FUNCTION:
         return not is_trusted(func.__code__)
+    if _issubclass(_type(func), _TYPE) and _untrusted_method(func, is_trusted, _CONSTRUCTION) is not None:
+        return True  # a class whose construction is the program's (`iter(ProgramClass, stop)`)
     return _untrusted_method(_type(func), is_trusted, _DESCRIPTOR_METHODS) is not None
+
+
+_CONSTRUCTION = frozenset({"__new__", "__init__"})
+
+
+def _makes_program_values(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether calling `value` runs the program's code or makes objects of a class answering with it
+    (`defaultdict(AlwaysEqual)`, `map(AlwaysEqual, ...)`: what they make later is never seen)."""
+    if _runs_program(value, is_trusted):
+        return True
+    return (_issubclass(_type(value), _TYPE)
+            and _class_culprit(value, is_trusted, ANSWERING_METHODS, comparisons=False) is not None)
 
 
 # Library containers whose comparisons are those of the value in their `data` attribute.
