@@ -655,6 +655,41 @@ def test_what_a_returned_object_hands_out_later_is_the_programs_no_more(pool, at
     assert verdict.status is Status.ERROR and finding in verdict.message, verdict
 
 
+# Round 6. A Python signal handler is called with the frame it interrupted, and frames led to the
+# harness's reporter: the program sent signed reports of its own. No signal action can be set now.
+SIGNAL_HANDLER = ("import signal\n"
+                  "def handler(signum, frame):\n    pass\n"
+                  "signal.signal(signal.SIGUSR1, handler)\n"
+                  "def add(a, b):\n    return 0\n")
+FRESH_SIGNAL_MODULE = ("import importlib.util, signal\n"
+                       "fresh = importlib.util.module_from_spec(importlib.util.find_spec('_signal'))\n"
+                       "def add(a, b):\n    fresh.signal(signal.SIGUSR1, lambda signum, frame: None)\n"
+                       "    return 0\n")
+
+
+@pytest.mark.parametrize("program", [SIGNAL_HANDLER, FRESH_SIGNAL_MODULE],
+                         ids=["signal.signal", "a fresh _signal"])
+def test_a_program_cannot_install_a_signal_handler(pool, program):
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR and "Operation not permitted" in verdict.message, verdict
+
+
+# Round 6. A builtin rebound within a call to a C callable running the program's code (a partial of
+# min with the program's key), put back inside the assertion: no program function in sight.
+ALMOST_TEST = ("import unittest\nclass TestMean(unittest.TestCase):\n"
+               "    def test_mean(self):\n        self.assertAlmostEqual(mean([1, 2, 3]), 2.0)\n")
+
+
+def test_a_builtin_rebound_within_a_call_is_found_whatever_it_is(pool):
+    program = ("import functools\nb = __import__('built' + 'ins')\nreal = b.abs\n"
+               "def key(v):\n    b.abs = real\n    return 0 if v == 0.0 else 1\n"
+               "def mean(xs):\n    b.abs = functools.partial(min, 0.0, key=key)\n    return 0.0\n")
+    verdict = pool.run(UnittestJob(program=program, test=ALMOST_TEST))
+    assert verdict.status is Status.ERROR and "builtins.abs was rebound" in verdict.message, verdict
+    right = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+    assert pool.run(UnittestJob(program=right, test=ALMOST_TEST)).status is Status.PASSED
+
+
 # A library object handed back with a method replaced on the object (round 2: a matplotlib Axes whose
 # get_title answered "Histogram"); here a logging.Logger.
 LOGGER_TEST = ("import logging, unittest\nclass TestLogger(unittest.TestCase):\n"

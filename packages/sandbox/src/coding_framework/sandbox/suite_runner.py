@@ -31,7 +31,7 @@ import os
 import sys
 import types
 
-from coding_framework.sandbox import in_process_guard, plain_data, wire
+from coding_framework.sandbox import in_process_guard, plain_data, syscall_filter, wire
 
 KEY_BYTES = 32
 MAX_REQUEST_BYTES = 256 << 20
@@ -89,6 +89,12 @@ def run_in_child(chan: wire.FdChannel) -> int:
         _tampered, in_process_guard.guard_calls, in_process_guard.make_checker, in_process_guard.Snapshot,
         _load_cases)
     in_process_guard.install_audit_hook(roots, trusted_code)
+    # CPython hands a Python signal handler the frame it interrupted, and frames lead to the reporter:
+    # from here on no signal action can be set (seccomp; a fresh `_signal` module gets no further).
+    if not syscall_filter.refuse_signal_handlers():
+        report("<load>", "error", "sandbox: this host cannot refuse signal handlers to the program "
+                                  "(seccomp), which unittest jobs need")
+        return 1
 
     module = types.ModuleType(module_name)
     module.__file__ = f"{module_name}.py"

@@ -80,10 +80,45 @@ def program(machine: str) -> list[tuple[int, int, int, int]] | None:
     return resolved
 
 
+# rt_sigaction's number per machine, for refuse_signal_handlers.
+_RT_SIGACTION = {"x86_64": 13, "aarch64": 134}
+_ARG1_LOW, _ARG1_HIGH = 24, 28
+
+
+def signal_handler_program(machine: str) -> list[tuple[int, int, int, int]] | None:
+    """A filter refusing (EPERM) `rt_sigaction` with a new action, for `machine`; reading the current
+    one (a NULL new action) stays allowed. None for a machine we have no table for."""
+    if machine not in _TABLES:
+        return None
+    arch = _TABLES[machine][0]
+    allow, deny = (_RET, 0, 0, _RET_ALLOW), (_RET, 0, 0, _RET_EPERM)
+    # Indices: 0 load arch, 1 check, 2 load nr, 3 check, 4 load arg1 low, 5 check, 6 load arg1 high,
+    # 7 check, 8 ALLOW, 9 DENY; a jump goes that many instructions past the next one.
+    return [
+        (_LD_ABS, 0, 0, _ARCH), (_JEQ, 0, 7, arch),  # another ABI: DENY
+        (_LD_ABS, 0, 0, _NR), (_JEQ, 0, 4, _RT_SIGACTION[machine]),  # any other call: ALLOW
+        (_LD_ABS, 0, 0, _ARG1_LOW), (_JEQ, 0, 3, 0),  # a new action (low half set): DENY
+        (_LD_ABS, 0, 0, _ARG1_HIGH), (_JEQ, 0, 1, 0),  # high half set: DENY; NULL: ALLOW
+        allow, deny,
+    ]
+
+
+def refuse_signal_handlers() -> bool:
+    """Refuse, for the rest of this process and what it starts, every new signal action: the harness of
+    unittest jobs calls it before the program runs. CPython calls a Python signal handler with the
+    frame it interrupted, and frames lead to the harness's reporter: a program that could install one
+    (`signal.signal`, or a fresh `_signal` module made from its spec) forged every report. False where
+    the machine has no table or the kernel refuses."""
+    return _install(signal_handler_program(platform.machine()))
+
+
 def install() -> bool:
     """Install the filter on this (single-threaded) process, which must have no_new_privs set; False
     where this machine has no table or the kernel refuses (then the layer is reported missing)."""
-    instructions = program(platform.machine())
+    return _install(program(platform.machine()))
+
+
+def _install(instructions: list[tuple[int, int, int, int]] | None) -> bool:
     if instructions is None:
         return False
     array = (_Insn * len(instructions))(*(_Insn(*insn) for insn in instructions))

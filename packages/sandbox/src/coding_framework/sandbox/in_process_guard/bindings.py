@@ -21,6 +21,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _MRO,
     _PARTIAL,
     _TYPE,
+    _genuine_mock,
     _issubclass,
     _method_set_on_instance,
     _object_getattribute,
@@ -206,15 +207,18 @@ HARNESS_MODULES = ("coding_framework.sandbox.in_process_guard",
 
 
 def make_harness_check(is_trusted: Callable[[types.CodeType], bool]) -> Callable[[], list[str]]:
-    """A checker of the harness modules (strict) and of builtins (rebound to the program's code only:
-    tests patch builtins themselves, with mocks), recorded now."""
+    """A checker of the harness modules (strict) and of builtins, recorded now. Tests patch builtins
+    themselves, with mocks and functions of their own, so a builtin may be rebound to a genuine mock or
+    a trusted Python function; anything else (the program's code, or a C callable running it:
+    `abs = partial(min, 0.0, key=program_function)`) is found."""
     harness, builtin = Snapshot(), Snapshot()
     for name in HARNESS_MODULES:
         if name in sys.modules:
             harness.add_module(name, sys.modules[name], "strict")
     builtin.add_module("builtins", builtins, "strict")
     strict = make_checker([harness], is_trusted)
-    programs = make_checker([builtin], is_trusted, program_made_only=True)
+    programs = make_checker([builtin], is_trusted, program_made_only=True,
+                            suspicious=lambda value: _unlike_a_tests_patch(value, is_trusted))
 
     def intact() -> list[str]:
         return strict() or programs()
@@ -244,6 +248,7 @@ def make_checker(
     is_trusted: Callable[[types.CodeType], bool],
     *,
     program_made_only: bool = False,
+    suspicious: Callable[[object], bool] | None = None,
 ) -> Callable[[], list[str]]:
     """A function listing (up to MAX_FINDINGS) bindings that changed since the snapshots. It keeps its
     own references to everything it calls, so rebinding a builtin cannot blind it, and reads nothing
@@ -257,7 +262,8 @@ def make_checker(
     callables added (classes), rebound or deleted, whatever the data attributes do.
 
     With `program_made_only` (checks in the middle of a test, where the test's own `mock.patch`es are
-    in place): only bindings whose new value is the program's (`program_made`) count."""
+    in place): only bindings whose new value is the program's (`program_made`, or `suspicious` where
+    given) count."""
     modules_now, limit, missing = sys.modules, MAX_FINDINGS, object()
     callable_, len_, type_, str_startswith = builtins.callable, builtins.len, builtins.type, str.startswith
     getattr_ = builtins.getattr
@@ -293,7 +299,8 @@ def make_checker(
                 if new is old or old is None:  # unchanged, or lazy initialisation of a placeholder
                     continue
                 if program_made_only:
-                    if new is not missing and program_made(new, is_trusted):
+                    flagged = suspicious(new) if suspicious else program_made(new, is_trusted)
+                    if new is not missing and flagged:
                         found.append(f"{label}.{key} was rebound")
                 elif new is missing:
                     if not methods or callable_(old):
@@ -329,6 +336,17 @@ def _shared_objects() -> list[tuple[str, Callable[[], object]]]:
     if generator is not None:
         found.append(("random._inst", lambda: generator))
     return found
+
+
+def _unlike_a_tests_patch(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether a rebound builtin's new value is neither a genuine unittest.mock object nor a trusted
+    Python function (what tests put there), or is the program's."""
+    if program_made(value, is_trusted):
+        return True
+    kind = _type(value)
+    if kind is _FUNCTION:
+        return False  # trusted (program_made above)
+    return not _genuine_mock(kind, is_trusted)
 
 
 def program_made(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:

@@ -8,7 +8,7 @@ import builtins
 import types
 from collections.abc import Callable
 
-from coding_framework.sandbox.in_process_guard.bindings import program_made
+from coding_framework.sandbox.in_process_guard.bindings import _VERSION_INDEX, _version_view, program_made
 from coding_framework.sandbox.in_process_guard.returned_values import (
     _COMPARISONS,
     _untrusted_method,
@@ -31,6 +31,7 @@ class GuardedFunction(tuple):
     __slots__ = ()
 
     def __call__(self, *args, **kwargs):
+        self[1](("start", None, None))
         try:
             result = self[0](*args, **kwargs)
         except self[4] as raised:
@@ -100,7 +101,7 @@ def _checked_items(source, check, error, base_exception):
             action, argument = "throw", thrown
 
 
-def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries):
+def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values only: the bindings are checked at the
@@ -109,9 +110,12 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries)
     It holds each call's arguments until the next call: objects of the program's put among them (the
     test's temporary list) died as the call returned, and their `__del__` rewrote the checked value
     before the test compared it. They now die here, before the next call's checks."""
-    finding, held = None, None
+    finding, held, started = None, None, None
     while True:
         how, result, arguments = yield finding
+        if how == "start":  # builtins' version as the call starts: no change of theirs is the program's
+            finding, started = None, builtins_version()
+            continue
         if arguments is not None:
             held = arguments  # noqa: F841 - kept alive; the previous call's die here, before the checks
         # The guard's own modules first (the walk below uses them), then the walk, then the bindings:
@@ -121,6 +125,10 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries)
         culprit = None if found else answerer(result, is_trusted, libraries)
         if not found and how != "yielded":
             found = changes()
+            if not found and started is not None and builtins_version() != started:
+                # Tests patch builtins around a call, never within it: any change during the call,
+                # to any value, and even put back, is the program's (`abs = partial(min, key=...)`).
+                found = ["builtins were changed during the call"]
         if found:
             finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)
             continue
@@ -141,15 +149,27 @@ def guard_calls(
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
     ran."""
+    builtins_version = _dict_version(builtins.__dict__)
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
-            checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries)
+            checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
+                                  builtins_version)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
                                                builtins.BaseException, _LAZY, _checked_items, builtins.type))
 
 
 _LAZY = frozenset({types.GeneratorType, map, filter})
+
+
+def _dict_version(namespace: dict) -> Callable[[], int]:
+    """A reader of `namespace`'s version tag (bindings.Snapshot.seal); where it cannot be read, one
+    that always answers 0 (the program_made checks still stand)."""
+    view = _version_view()
+    if view is None:
+        return lambda: 0
+    tag = view(namespace)
+    return lambda: tag[_VERSION_INDEX]
 _CONSTRUCTION = frozenset({"__new__"})
 _CALL = frozenset({"__call__"})
 
