@@ -674,6 +674,40 @@ def test_a_program_cannot_install_a_signal_handler(pool, program):
     assert verdict.status is Status.ERROR and "Operation not permitted" in verdict.message, verdict
 
 
+# Round 7. Library code that reads frames for whoever calls it: a debugger's stack from a traceback,
+# pandas' evaluation scope `level`, rich's caller-frame helper. Each reached the harness's locals (its
+# reporter among them). Each program answers 5 only if it got a frame or local of its callers.
+FRAME_ROUTES = {
+    "bdb's stack from a traceback": (
+        "debugger = __import__('b' + 'db')\ndef add(a, b):\n    try:\n        raise ValueError\n"
+        "    except ValueError as e:\n"
+        "        try:\n            debugger.Bdb().get_stack(None, e.__traceback__)\n            return 5\n"
+        "        except RuntimeError:\n            return 0\n"),
+    "pandas' eval at a caller's level": (
+        "import pandas as pd\ndef add(a, b):\n    for level in range(1, 30):\n        try:\n"
+        "            pd.eval('self', level=level, engine='python')\n            return 5\n"
+        "        except Exception:\n            pass\n    return 0\n"),
+    "rich's caller frame info": (
+        "from rich.console import Console\ndef add(a, b):\n    try:\n"
+        "        Console()._caller_frame_info(2)\n        return 5\n"
+        "    except Exception:\n        return 0\n"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(FRAME_ROUTES))
+def test_library_code_does_not_hand_the_program_its_callers_frames(pool, route):
+    verdict = pool.run(UnittestJob(program=FRAME_ROUTES[route], test=UNIT_TEST))
+    assert verdict.status is Status.FAILED and "0 != 5" in verdict.message, verdict
+
+
+def test_a_program_may_still_let_pandas_read_its_own_frame(pool):
+    # `@name` in pandas' eval and query reads the calling frame: the program's own, still allowed.
+    program = ("import pandas as pd\ndef add(a, b):\n    offset = 0\n"
+               "    frame = pd.DataFrame({'x': [a, b]})\n    return int(frame.eval('x + @offset').sum())\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.PASSED, verdict
+
+
 # Round 6. A builtin rebound within a call to a C callable running the program's code (a partial of
 # min with the program's key), put back inside the assertion: no program function in sight.
 ALMOST_TEST = ("import unittest\nclass TestMean(unittest.TestCase):\n"

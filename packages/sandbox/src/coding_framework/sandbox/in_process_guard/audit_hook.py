@@ -55,7 +55,11 @@ FRAME_HELPERS = {
 # Modules whose every function passes a caller's request through (ctypes wrappers, compile wrappers,
 # callables called on the caller's behalf): looked through the same way.
 PASS_THROUGH_MODULES = ("ctypes", "codeop", "code", "runpy", "unittest.mock", "functools", "types",
-                        "operator", "copy", "copyreg", "pickle", "asyncio.base_tasks")
+                        "operator", "copy", "copyreg", "pickle", "asyncio.base_tasks",
+                        # Debuggers and a console that read frames and hand them, or their locals, to
+                        # whoever called (`bdb.Bdb().get_stack(None, tb)`, `pdb.Pdb().setup`,
+                        # rich's `Console._caller_frame_info(n)`: found by the red-team, 2026-11-26).
+                        "bdb", "pdb", "doctest", "rich.console")
 IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 
 
@@ -153,6 +157,14 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
             frame = frame.f_back
         return None, helper
 
+    def caller_of_candidate(frame, wanted) -> bool:
+        """Whether a frame of the candidate lies between `frame` (the asking one) and `wanted`."""
+        while frame is not None and frame is not wanted:
+            if not is_trusted(frame.f_code):
+                return True
+            frame = frame.f_back
+        return False
+
     def candidate_on_stack(frame) -> bool:
         while frame is not None:
             if not is_trusted(frame.f_code):
@@ -229,6 +241,10 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
                 if candidate_on_stack(direct):
                     refuse(event, "", args)
                 return
+            if event == "sys._getframe" and len_(args) == 1 and caller_of_candidate(direct, args[0]):
+                # A frame above the program's own is its callers' (the harness's, the tests'), whoever
+                # asks: pandas' `pd.eval("name", level=n)` read a local of the harness for the program.
+                refuse(event, " (a frame of the program's callers)", args)
             if (event == "object.__setattr__" and args[1] == "__class__" and isinstance_(args[0], module_type)
                     and candidate_on_stack(direct)):
                 # A module's class decides every attribute read of it (importlib's LazyLoader sets one
