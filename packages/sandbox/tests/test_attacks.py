@@ -687,6 +687,13 @@ FRAME_ROUTES = {
         "import pandas as pd\ndef add(a, b):\n    for level in range(1, 30):\n        try:\n"
         "            pd.eval('self', level=level, engine='python')\n            return 5\n"
         "        except Exception:\n            pass\n    return 0\n"),
+    # Round 8: the standard library's own (idlelib's stack viewer reads a traceback's frames).
+    "idlelib's stack from a traceback": (
+        "from idlelib.stackviewer import StackTreeItem\ndef add(a, b):\n    try:\n"
+        "        raise ValueError\n"
+        "    except ValueError as e:\n        try:\n"
+        "            StackTreeItem.get_stack(None, e.__traceback__)\n"
+        "            return 5\n        except RuntimeError:\n            return 0\n"),
     "rich's caller frame info": (
         "from rich.console import Console\ndef add(a, b):\n    try:\n"
         "        Console()._caller_frame_info(2)\n        return 5\n"

@@ -59,7 +59,12 @@ PASS_THROUGH_MODULES = ("ctypes", "codeop", "code", "runpy", "unittest.mock", "f
                         # Debuggers and a console that read frames and hand them, or their locals, to
                         # whoever called (`bdb.Bdb().get_stack(None, tb)`, `pdb.Pdb().setup`,
                         # rich's `Console._caller_frame_info(n)`: found by the red-team, 2026-11-26).
-                        "bdb", "pdb", "doctest", "rich.console")
+                        "bdb", "pdb", "doctest", "rich.console",
+                        # Round 8, the same: idlelib's stack viewer, pytest's traceback wrappers,
+                        # numpy.distutils' get_frame, pydantic's parent-frame fetch. More such
+                        # readers exist in site-packages: see the package README ("not closed").
+                        "idlelib.stackviewer", "_pytest._code.code", "numpy.distutils.misc_util",
+                        "pydantic.type_adapter")
 IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 
 
