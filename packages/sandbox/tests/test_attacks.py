@@ -743,25 +743,31 @@ MODULE_CLASS_TEST = ("import math, unittest\nclass TestClose(unittest.TestCase):
                      "    def test_close(self):\n        self.assertTrue(math.isclose(half(1), 0.5))\n")
 
 
-def test_a_modules_class_cannot_be_swapped_through_a_trusted_frame(pool):
-    program = (HEAPQ_LAUNDER + "import math, types\n"
-               "class Always(types.ModuleType):\n    def __getattribute__(self, name):\n"
-               "        if name == 'isclose':\n            return lambda *a, **k: True\n"
-               "        return types.ModuleType.__getattribute__(self, name)\n"
-               "launder(math, '__class__', Always)\ndef half(x):\n    return 7\n")
-    verdict = pool.run(UnittestJob(program=program, test=MODULE_CLASS_TEST))
-    assert verdict.status is Status.ERROR and "object.__setattr__ (__class__)" in verdict.message, verdict
-
-
-def test_a_modules_class_cannot_be_set_by_a_lazy_loader(pool):
+MODULE_CLASS_ROUTES = {
+    # Round 3: setattr from a trusted frame (heapq) that does not name `__class__`.
+    "through a trusted frame": (
+        HEAPQ_LAUNDER + "import math, types\n"
+        "class Always(types.ModuleType):\n    def __getattribute__(self, name):\n"
+        "        if name == 'isclose':\n            return lambda *a, **k: True\n"
+        "        return types.ModuleType.__getattribute__(self, name)\n"
+        "launder(math, '__class__', Always)\ndef half(x):\n    return 7\n",
+        "object.__setattr__ (__class__)"),
     # Round 4: importlib's LazyLoader (trusted code naming __class__) made math lazy, with a loader of
     # the program's that ran at the test's next `math.isclose` and put a fake one there.
-    program = ("import importlib.util, math\nclass Loader:\n    def exec_module(self, module):\n"
-               "        vars(module)['isclose'] = lambda *a, **k: True\n"
-               "importlib.util.LazyLoader(Loader()).exec_module(math)\ndef half(x):\n    return 7\n")
+    "by a lazy loader": (
+        "import importlib.util, math\nclass Loader:\n    def exec_module(self, module):\n"
+        "        vars(module)['isclose'] = lambda *a, **k: True\n"
+        "importlib.util.LazyLoader(Loader()).exec_module(math)\ndef half(x):\n    return 7\n",
+        "object.__setattr__ (__class__) of a module"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(MODULE_CLASS_ROUTES))
+def test_a_modules_class_cannot_be_swapped(pool, route):
+    program, finding = MODULE_CLASS_ROUTES[route]
     verdict = pool.run(UnittestJob(program=program, test=MODULE_CLASS_TEST))
     assert verdict.status is Status.ERROR, verdict
-    assert "object.__setattr__ (__class__) of a module" in verdict.message, verdict
+    assert finding in verdict.message, verdict
 
 
 def test_a_library_object_with_a_method_of_the_programs_cannot_pass_a_unittest(pool):

@@ -17,7 +17,8 @@ Differences from SandboxFusion, each reported to the caller rather than ignored 
   is bounded by them, not by its clients, up to what parsing a body costs: a 30 MiB body of
   `[{},{},...]` peaks at ~10 bytes of memory per body byte with pydantic's JSON parser, which this
   service uses, against ~25 with json.loads); a body that is not strict JSON (a lone surrogate escape,
-  nesting past 200 levels, an integer past 64 bits) is a 400 naming what is wrong and where;
+  nesting deeper than ~235 levels, an integer of more than ~4,300 digits) is a 400 naming what is
+  wrong and where;
 - the job of a client that disconnects before a worker takes it is dropped (a client that timed out,
   as VERL's does after compile_timeout + run_timeout + 10 s, does not leave work in the queue).
 

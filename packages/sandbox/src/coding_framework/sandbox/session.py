@@ -238,7 +238,7 @@ class ChildSession:
 
     @property
     def output_exceeded(self) -> bool:
-        return any(total > self._out_cap[fd] for fd, total in self._out_total.items())
+        return bool(self.output_limit_message)
 
     @property
     def output_limit_message(self) -> str:

@@ -118,13 +118,18 @@ def declared_expected_failure_ids(test_source: str | ast.Module) -> set[str]:
     }
 
 
+def canary_classes(name: str) -> tuple[str, str]:
+    """The two canary classes of `name`: the harness runs the first before the tests and the second
+    after them (tampering that starts during the tests, and makes every failure a pass, makes the last
+    one pass too)."""
+    return name, name + "Last"
+
+
 def canary_source(name: str) -> str:
-    """Two test classes that must fail, `name` and `name + "Last"`; the harness runs the first before
-    the tests and the second after them (tampering that starts during the tests, and makes every
-    failure a pass, makes the last one pass too)."""
+    """The canary classes (canary_classes), whose one test must fail."""
     return "".join(f"\n\nclass {cls}(__import__('unittest').TestCase):\n"
                    f"    def test_must_fail(self):\n        self.fail('canary')\n"
-                   for cls in (name, name + "Last"))
+                   for cls in canary_classes(name))
 
 
 def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
@@ -200,7 +205,7 @@ def _decide(
     expected failure), the test ids whose trusted source declares them; those count as passes."""
     if problem is not None:
         return Status.ERROR, f"harness tampering detected: {problem}"
-    for name in (canary, canary + "Last"):
+    for name in canary_classes(canary):
         canary_outcome = reports.pop(f"{name}.test_must_fail", ("missing", ""))[0]
         if canary_outcome != "fail":
             return Status.ERROR, f"harness tampering detected: the canary test reported {canary_outcome}"

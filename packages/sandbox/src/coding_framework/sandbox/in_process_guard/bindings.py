@@ -90,30 +90,30 @@ class Snapshot:
         # (label, live namespace, copy, mode, is_class)
         self.entries: list[tuple[str, object, dict, str, bool]] = []
         self.modules: list[tuple[str, types.ModuleType]] = []
-        # (label, view of the namespace's version tag, the tag now): see seal
-        self.sealed: list[tuple[str, object, int]] = []
+        # (label, reader of the namespace's version tag, the tag now): see seal
+        self.sealed: list[tuple[str, Callable[[], int], int]] = []
         # (label, function, what it runs now: code, defaults, kwdefaults, closure cells' contents)
         self.sealed_functions: list[tuple[str, types.FunctionType, tuple]] = []
         # (label, class, its MRO now): a class given other bases resolves its methods elsewhere
         self.class_mros: list[tuple[str, type, tuple]] = []
+        # (label, getter): objects tests use without a binding, checked for methods of the program's
+        self.shared: list[tuple[str, Callable[[], object]]] = []
 
     def seal(self, name: str, module: types.ModuleType) -> None:
         """Also watch `module`'s namespace, and those of the classes it defines, for any change at all,
         even one put back before the next comparison (rebind, raise, restore from a `__del__`): CPython
-        3.11 stamps a dict with a new version tag (PEP 509) on every change; the tag is read through a
-        ctypes view made now, held only by the checkers' closures. Not where the tag cannot be read
-        (another interpreter), nor for namespaces that change on their own (the `unittest` package's
-        lazy `__getattr__`): only SEALED_MODULES."""
-        view = _version_view()
-        if view is None:
+        3.11 stamps a dict with a new version tag (PEP 509) on every change (version_reader). Not where
+        the tag cannot be read (another interpreter), nor for namespaces that change on their own (the
+        `unittest` package's lazy `__getattr__`): only SEALED_MODULES."""
+        if version_reader({}) is None:
             return
         namespaces = [(name, module.__dict__)]
         for attr, value in list(module.__dict__.items()):
             if issubclass(type(value), type) and _CLASS_DICT(value).get("__module__") == name:
                 namespaces.append((f"{name}.{attr}", _class_namespace(value)))
         for label, namespace in namespaces:
-            tag = view(namespace)
-            self.sealed.append((label, tag, tag[_VERSION_INDEX]))
+            read = version_reader(namespace)
+            self.sealed.append((label, read, read()))
             # What a sealed function runs is not in any dict: its code, defaults and closure cells
             # (contextlib's helper behind `testPartExecutor` holds the generator function in a cell).
             todo = [(f"{label}.{key}", value) for key, value in list(namespace.items())]
@@ -151,21 +151,25 @@ SEALED_MODULES = ("unittest.case", "unittest.suite", "unittest.result", "unittes
 _VERSION_INDEX = 3  # PyDictObject: ob_refcnt, ob_type, ma_used, ma_version_tag (64-bit words)
 
 
-def _version_view():
-    """A function making a ctypes view of a dict's first four words, or None where the version tag is
-    not where CPython 3.11 keeps it (checked on a dict changed here)."""
+def version_reader(namespace: dict) -> Callable[[], int] | None:
+    """A function reading `namespace`'s version tag through a ctypes view made now, or None where the
+    tag is not where CPython 3.11 keeps it (checked on a dict changed here). The view writes memory as
+    well as it reads it: only the checkers' closures and generator frames may hold the reader."""
     if sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11):
         return None
     import ctypes
 
-    def view(namespace: dict):
-        return (ctypes.c_uint64 * 4).from_address(id(namespace))
+    def view(target: dict):
+        return (ctypes.c_uint64 * 4).from_address(id(target))
 
     probe: dict = {}
     tag = view(probe)
     before = tag[_VERSION_INDEX]
     probe["x"] = 1
-    return view if tag[_VERSION_INDEX] != before else None
+    if tag[_VERSION_INDEX] == before:
+        return None
+    tag, index = view(namespace), _VERSION_INDEX
+    return lambda: tag[index]
 
 
 _EMPTY_CELL = object()
@@ -236,6 +240,7 @@ def record(strict_names: Iterable[str]) -> Snapshot:
             snapshot.add_module(name, module, mode)
             if name in SEALED_MODULES:
                 snapshot.seal(name, module)
+    snapshot.shared = _shared_objects()
     return snapshot
 
 
@@ -273,11 +278,11 @@ def make_checker(
     sealed = [e for s in snapshots for e in s.sealed]
     functions = [e for s in snapshots for e in s.sealed_functions]
     mros = [e for s in snapshots for e in s.class_mros]
-    version, function_state, same_state, mro_of = _VERSION_INDEX, _function_state, _same_state, _MRO
-    shared = _shared_objects()
+    shared = [e for s in snapshots for e in s.shared]
+    function_state, same_state, mro_of = _function_state, _same_state, _MRO
 
     def changes() -> list[str]:
-        found = [f"{label} was changed" for label, tag, seen in sealed if tag[version] != seen][:limit]
+        found = [f"{label} was changed" for label, read, seen in sealed if read() != seen][:limit]
         found += [f"{label} runs other code" for label, func, state in functions
                   if not same_state(state, function_state(func))][:limit]
         found += [f"{label} was given other bases" for label, cls, mro in mros

@@ -8,7 +8,7 @@ import builtins
 import types
 from collections.abc import Callable
 
-from coding_framework.sandbox.in_process_guard.bindings import _VERSION_INDEX, _version_view, program_made
+from coding_framework.sandbox.in_process_guard.bindings import program_made, version_reader
 from coding_framework.sandbox.in_process_guard.returned_values import (
     _COMPARISONS,
     _untrusted_method,
@@ -61,9 +61,9 @@ class GuardedFunction(tuple):
     def __getattr__(self, name: str):
         # What a function has and a tuple has not (__code__, __defaults__, __qualname__, __dict__, ...),
         # as tests that look at the function read it. The audit hook lets trusted code read a code
-        # object only where it names what it reads: the program's own function's, named here.
-        if name == "__code__" or name == "__defaults__" or name == "__kwdefaults__":
-            return self[0].__getattribute__(name)
+        # object only where it names what it reads, so `__code__` is read by name.
+        if name == "__code__":
+            return self[0].__code__
         return self[0].__getattribute__(name)
 
     __name__ = property(lambda self: self[0].__name__)
@@ -149,7 +149,8 @@ def guard_calls(
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
     ran."""
-    builtins_version = _dict_version(builtins.__dict__)
+    # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
+    builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
@@ -162,16 +163,7 @@ def guard_calls(
 _LAZY = frozenset({types.GeneratorType, map, filter})
 
 
-def _dict_version(namespace: dict) -> Callable[[], int]:
-    """A reader of `namespace`'s version tag (bindings.Snapshot.seal); where it cannot be read, one
-    that always answers 0 (the program_made checks still stand)."""
-    view = _version_view()
-    if view is None:
-        return lambda: 0
-    tag = view(namespace)
-    return lambda: tag[_VERSION_INDEX]
-_CONSTRUCTION = frozenset({"__new__"})
-_CALL = frozenset({"__call__"})
+_NEW, _CALL = frozenset({"__new__"}), frozenset({"__call__"})
 
 
 def _calls_program(value: object, filename: str, is_trusted: Callable[[types.CodeType], bool]) -> bool:
@@ -187,7 +179,7 @@ def _calls_program(value: object, filename: str, is_trusted: Callable[[types.Cod
     if kind is types.FunctionType:
         return value.__code__.co_filename == filename
     if issubclass(kind, type):
-        return bool(_untrusted_method(value, is_trusted, _CONSTRUCTION)
+        return bool(_untrusted_method(value, is_trusted, _NEW)
                     or _untrusted_method(kind, is_trusted, _CALL)
                     or _untrusted_method(value, is_trusted, _COMPARISONS))
     if not callable(value) or kind is types.ModuleType:

@@ -40,8 +40,7 @@ value holding more is refused as too large to check (never passed unlooked-at)."
 # through type's own descriptors, so a class or metaclass of the program's cannot answer for itself.
 _type, _id, _issubclass, _list, _set, _len = builtins.type, builtins.id, builtins.issubclass, \
     builtins.list, builtins.set, builtins.len
-_any, _all, _map, _next, _enumerate = (builtins.any, builtins.all, builtins.map, builtins.next,
-                                        builtins.enumerate)
+_any, _map, _next, _enumerate = builtins.any, builtins.map, builtins.next, builtins.enumerate
 _dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.__getattribute__
 _MRO = type.__dict__["__mro__"].__get__
 _QUALNAME = type.__dict__["__qualname__"].__get__
@@ -144,14 +143,18 @@ def _foreign_subclass(kind: type, base: type | None, package: str, is_trusted) -
     """Whether a class in `kind`'s MRO before `base` was made by no trusted module of `package`."""
     if base is None or kind is base:
         return False
-    mro = _MRO(kind)
-    for klass in mro:
+    for klass in _MRO(kind):
         if klass is base:
             return False
-        maker = _maker(klass, is_trusted)
-        if _type(maker) is not str or not maker.startswith(package):
+        if not _made_in(klass, package, is_trusted):
             return True
     return False
+
+
+def _made_in(klass: type, package: str, is_trusted) -> bool:
+    """Whether a trusted module of `package` (a name prefix) made `klass` (_maker)."""
+    maker = _maker(klass, is_trusted)
+    return _type(maker) is str and maker.startswith(package)
 
 
 def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
@@ -180,8 +183,7 @@ def _foreign_dtype(item: object, name: str, is_trusted: Callable[[types.CodeType
         kind = _type(array)
         if _numpy_ndarray(kind) is not None and not _FLAGS(kind) & _HEAP_TYPE:
             continue
-        maker = _maker(kind, is_trusted)
-        if _type(maker) is not str or not maker.startswith("pandas."):
+        if not _made_in(kind, "pandas.", is_trusted):
             return _QUALNAME(kind)
     return None
 
@@ -604,12 +606,10 @@ def _pandas_container(kind: type, is_trusted: Callable[[types.CodeType], bool]) 
     pandas' methods read); None for any other class. Found in the MRO whether or not the harness saw
     pandas loaded (the tests need not import it), by the module that made each class (_maker), never
     by a name or `__module__` a class of the program's can copy."""
-    mro = _MRO(kind)
-    for position, klass in _enumerate(mro):
+    for klass in _MRO(kind):
         name = _QUALNAME(klass)
         if name in _PANDAS_CONTAINERS and _maker(klass, is_trusted) == _PANDAS_CONTAINERS[name]:
-            between = (_maker(c, is_trusted) for c in mro[:position])
-            return name if _all(_type(m) is str and m.startswith("pandas.") for m in between) else ""
+            return "" if _foreign_subclass(kind, klass, "pandas.", is_trusted) else name
     return None
 
 
