@@ -5,30 +5,34 @@ could in principle reach the harness. Defences, each one checked by the trusted 
 1. Static rejection: programs that name the harness's machinery (unittest, frames, gc, ctypes,
    builtins, sys.modules, __subclasses__, closures, exit hooks, the report channel) are refused before
    running.
-2. Authenticated reports: the harness reads a per-sample random key from the channel before the
-   candidate exists, keeps it only in the reporter's closure, held by the harness's frame and by the
-   outcome keeper's generator frame (never by a class, a module global or a reachable closure: every
-   class is reachable, every cell writable), and MACs every test outcome; the judge rejects a report
-   with a wrong MAC, a duplicate, or a missing test id. The keeper takes outcomes only from the test
-   result's methods as unittest calls them.
+2. Authenticated reports from a thread the program never runs in: the harness reads a per-sample
+   random key from the channel before the candidate exists and keeps it, with the reporter and its own
+   record of the bindings, in the frames of the child's main thread; the program and the tests run in
+   a second thread, whose frames lead nowhere near it (run_in_child). It takes an outcome only as
+   unittest's calls of the test result hand it over, reading it, and who sent it, off the tests'
+   thread's stack, and MACs every outcome; the judge rejects a report with a wrong MAC, a duplicate,
+   or a missing test id.
 3. Expected ids come from the judge's own parse of the test source, not from what runs.
 4. Canary tests that must fail are added under a random name, one run before the tests and one
    after them; if either reports a pass, the harness was tampered with and the sample is an error.
 5. The child is non-dumpable, so /proc/self/mem and /proc/self/fd are closed to it.
-6. An audit hook refuses frames, gc walks, trace hooks, ctypes and code-making to the candidate's code,
-   and the bindings the tests rely on are compared after the program loads and after every test,
-   before that test's outcomes are sent (in_process_guard).
+6. An audit hook refuses frames, gc walks, trace hooks, ctypes and code-making to the candidate's code
+   (and frames, gc walks and ctypes to anyone in the harness's thread), and the bindings the tests rely
+   on are compared after the program loads and after every test, before that test's outcomes are sent
+   (in_process_guard).
 This is defence in depth, weaker than function-call isolation; prefer FunctionCallJob where possible.
 """
 
 from __future__ import annotations
 
+import _thread
 import ast
 import builtins
 import hashlib
 import hmac
 import os
 import sys
+import threading
 import types
 
 from coding_framework.sandbox import in_process_guard, plain_data, syscall_filter, wire
@@ -36,6 +40,9 @@ from coding_framework.sandbox import in_process_guard, plain_data, syscall_filte
 KEY_BYTES = 32
 MAX_REQUEST_BYTES = 256 << 20
 _MODULE_HOOKS = frozenset({"load_tests", "setUpModule", "tearDownModule"})
+# Outcomes that can make a test count as passed: accepted only from unittest's own TestCase.run of a
+# test of the loaded suite, with nothing but trusted code on the tests' thread (_Harness.authenticate).
+_POSITIVE = frozenset({"pass", "skip", "xfail"})
 
 
 def mac(key: bytes, seq: int, test_id: str, outcome: str) -> bytes:
@@ -43,18 +50,32 @@ def mac(key: bytes, seq: int, test_id: str, outcome: str) -> bytes:
     return hmac.new(key, f"{seq}\0{test_id}\0{outcome}".encode(), hashlib.sha256).digest()
 
 
+class Tampering(Exception):
+    """Raised in the harness's thread when what the tests' thread handed over is not what unittest
+    itself sent (the sample is then an error)."""
+
+
 def run_in_child(chan: wire.FdChannel) -> int:
     """Runs in the sandboxed child: read key and sources, run the suite, report each test with a MAC.
 
+    Two threads. This one, the harness's, reads the key, keeps the reporter, the recorded bindings and
+    their checks, and never runs the program's code. The tests' thread (_tests_thread) loads the
+    program and the tests and runs the suite; unittest's calls of the test result hand each outcome
+    over (_hand_over) and wait while this thread reads it, and who sent it, off the tests' own stack
+    (_Harness.authenticate), checks the bindings at the end of each test, and sends the outcomes. No
+    frame of the tests' thread leads here: a frame the program gets hold of there (library code that
+    hands its caller's frames on: the class the red-team found nine members of) holds no key, no
+    reporter and no recorded binding. The audit hook refuses frames in this thread to everyone but the
+    harness's one reading of the tests' stack.
+
     Order matters: the trusted test source is compiled, what it imports is imported and every module's
-    bindings are recorded, and the audit hook is installed, all before the candidate's code first runs.
-    Outcomes of a test are held back until the bindings are found unchanged after it."""
+    bindings are recorded, and the audit hook is installed, all before the candidate's code first runs."""
     import unittest
 
     key = wire.recv_frame(chan, KEY_BYTES)
     _op, program, test, module_name, canary = plain_data.decode(wire.recv_frame(chan, MAX_REQUEST_BYTES))
     report = _make_reporter(chan, key)
-    del key  # from here on the key lives only in the reporter's closure
+    del key  # from here on the key lives only in the reporter's closure, in this thread's frames
 
     test_code = compile(test + canary, "test_solution.py", "exec")
     # The trusted source's test classes in name order, as unittest's module loader takes them, between
@@ -73,42 +94,273 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # their functions are watched, even when the tests import them.
     strict = ({"unittest", "_hashlib", *in_process_guard.HARNESS_MODULES}
               | in_process_guard.preimport(test)) - {"sys", "os"}
+    # Two records of the same bindings: this thread's, which nothing in the tests' thread reaches, and
+    # the one the checks of the program's calls use there (whatever holds that one, a program with a
+    # frame of the tests' thread can rewrite).
     before = in_process_guard.record(strict)
+    before_in_tests = in_process_guard.record(strict)
     libraries = in_process_guard.library_types()  # the real numpy types, before the program runs
     workdir = os.getcwd()
     roots = in_process_guard.trusted_roots(sys.path, (workdir, os.environ.get("TMPDIR", ""), "/tmp",
                                                       "/var/tmp", "/dev/shm"))
     trusted_code = in_process_guard.code_objects(test_code)
     is_trusted = in_process_guard.make_trust(roots, trusted_code)
-    changes = in_process_guard.make_checker([before], is_trusted)
-    restore = in_process_guard.make_restorer([before])
-    harness_intact = in_process_guard.make_harness_check(is_trusted)
-    # Held as locals: the module's globals are the candidate's to rebind (found, but only afterwards).
-    builtins_names = frozenset(vars(builtins))
-    tampered, guard_calls, checker, snapshot, load_cases = (
-        _tampered, in_process_guard.guard_calls, in_process_guard.make_checker, in_process_guard.Snapshot,
-        _load_cases)
-    in_process_guard.install_audit_hook(roots, trusted_code)
-    # CPython hands a Python signal handler the frame it interrupted, and frames lead to the reporter:
-    # from here on no signal action can be set (seccomp; a fresh `_signal` module gets no further).
+    result, result_methods = _make_result(unittest)
+    harness = _Harness(report, is_trusted, before, result, result_methods, unittest)
+    # What the checks of the program's calls in the tests' thread use, made before the program runs.
+    call_checks = (in_process_guard.make_harness_check(is_trusted),
+                   in_process_guard.make_checker([before_in_tests], is_trusted, program_made_only=True))
+    request, reply = _thread.allocate_lock(), _thread.allocate_lock()
+    request.acquire()
+    reply.acquire()
+    result._cf_send = hand_over = _HandOver((request, reply))
+    # CPython hands a Python signal handler the frame it interrupted: from here on no signal action can
+    # be set (seccomp; a fresh `_signal` module gets no further). Handlers run in this thread only.
     if not syscall_filter.refuse_signal_handlers():
         report("<load>", "error", "sandbox: this host cannot refuse signal handlers to the program "
                                   "(seccomp), which unittest jobs need")
         return 1
+    harness_frames = in_process_guard.install_audit_hook(roots, trusted_code, main_thread=_thread.get_ident())
+    # The tests' thread gets its arguments from the C call that starts it: no Thread object holds them.
+    tests_thread = _thread.start_new_thread(_tests_thread, (
+        hand_over, program, module_name, test_code, class_names, before_in_tests, call_checks, is_trusted,
+        libraries, result, unittest))
+    try:
+        return harness.serve(request, reply, lambda: harness_frames().get(tests_thread))
+    except BaseException as exc:  # noqa: BLE001 - whatever stops the harness, the sample is an error
+        # Only an exact str of the exception is shown: formatting anything else may run the program's code.
+        detail = exc.args[0] if exc.args and type(exc.args[0]) is str else ""
+        report("<load>", "error", f"sandbox: the harness stopped: {type(exc).__name__}: {detail}")
+        return 1
 
+
+class _HandOver(tuple):
+    # (request lock, reply lock). Called in the tests' thread with a message: wakes the harness's
+    # thread and waits until it has read the message off this very frame (_Harness.authenticate), whose
+    # caller is who sent it. A tuple: no attribute or cell to rewrite (doing so could only stall the
+    # run into its time-out: the harness reads nothing here but the stack).
+    __slots__ = ()
+
+    def __call__(self, message: tuple) -> None:
+        self[0].release()
+        self[1].acquire()
+
+
+class _Harness:
+    """The harness's side, in its own thread: serve() waits for each hand-over from the tests' thread,
+    authenticates it, checks the bindings at the end of each test and reports. Instances live only in
+    this thread's frames (and no class attribute holds state)."""
+
+    def __init__(self, report, is_trusted, before, result, result_methods, unittest) -> None:
+        self.report, self.is_trusted, self.result = report, is_trusted, result
+        self.result_methods = result_methods
+        self.snapshots = [before]
+        self.changes = in_process_guard.make_checker(self.snapshots, is_trusted)
+        self.restore = in_process_guard.make_restorer(self.snapshots)
+        self.harness_intact = in_process_guard.make_harness_check(is_trusted)
+        self.unittest_files = frozenset(m.__file__ for m in (unittest.case, unittest.suite))
+        self.run_code = unittest.case.TestCase.run.__code__
+        self.outcome_class = unittest.case._Outcome
+        self.outcome_keys = frozenset(vars(unittest.case._Outcome(result)))
+        self.hand_over_code, self.thread_code = _HandOver.__call__.__code__, _tests_thread.__code__
+        self.suite_class = unittest.BaseTestSuite
+        self.tests: dict[int, tuple[object, str]] = {}  # id(test) -> (the TestCase, its id)
+        self.finished: set[int] = set()
+        self.held: list[tuple[str, str, str]] = []
+        self.last_frame = None
+
+    def serve(self, request, reply, tests_top) -> int:
+        """Answer hand-overs until the tests' thread is done; the exit code of the child."""
+        while True:
+            while not request.acquire(timeout=1.0):
+                if tests_top() is None:
+                    self.report("<load>", "error", "sandbox: the tests' thread ended without finishing the run")
+                    return 1
+            top = tests_top()
+            try:
+                message, sender = self.authenticate(top)
+                verdict = self.handle(message, sender, top)
+            except Tampering as found:
+                self.tampered(str(found))
+                return 1
+            if verdict is not None:
+                return verdict
+            if not reply.locked():  # released by someone else: the tests' thread did not wait
+                self.tampered("the harness's hand-over was released by the program")
+                return 1
+            self.last_frame = top
+            del top, message, sender
+            reply.release()
+
+    def authenticate(self, top) -> tuple[tuple, object]:
+        """(the message, the frame that sent it), read off the tests' thread's stack, where it waits in
+        _hand_over: its caller must be unittest calling our result's methods, or the tests' thread's
+        own function; an outcome that can pass a test must come from unittest's TestCase.run of a test
+        of the suite, with nothing but trusted code on the stack."""
+        if top is None or top.f_code is not self.hand_over_code or top is self.last_frame:
+            raise Tampering("the harness was woken by something other than the tests' thread handing over")
+        sender = top.f_back
+        frames = []
+        frame = top
+        while frame is not None:
+            frames.append(frame)
+            frame = frame.f_back
+        if frames[-1].f_code is not self.thread_code or sender is None:
+            raise Tampering("the hand-over came from a thread that is not the tests'")
+        message = _plain_message(top.f_locals.get("message"))
+        if sender.f_code is self.thread_code:
+            if message[0] in ("outcome", "stop"):
+                raise Tampering("the tests' thread sent an outcome of its own")
+            return message, sender
+        if sender.f_code not in self.result_methods or sender.f_back.f_code.co_filename not in self.unittest_files:
+            code = sender.f_code
+            raise Tampering(f"the test result was called by {code.co_name} in {code.co_filename}")
+        if message[0] not in ("outcome", "stop"):
+            raise Tampering("the test result sent a message of the harness's")
+        return message, sender
+
+    def handle(self, message: tuple, sender, top) -> int | None:
+        """Act on an authenticated message; an exit code once the run is over, else None."""
+        kind = message[0]
+        if kind == "outcome":
+            _kind, test_id, outcome, text = message
+            test = self.test_of(sender, top, outcome)
+            self.held.append((test_id if test is None else test[1], outcome, text))
+        elif kind == "stop":
+            test = sender.f_locals.get("test")
+            if id(test) in self.tests:
+                self.finished.add(id(test))
+            self.check_and_send()
+        elif kind == "loaded":
+            self.check_and_send()
+        elif kind == "ready":  # the tests are loaded: record the test module, list the suite's tests
+            tests_module, suite = sender.f_locals.get("tests"), sender.f_locals.get("suite")
+            after_load = in_process_guard.Snapshot()
+            after_load.add_module("test_solution", tests_module, "methods")  # fixtures store data on classes
+            self.snapshots.append(after_load)
+            self.changes = in_process_guard.make_checker(self.snapshots, self.is_trusted)
+            self.check_and_send()
+            self.list_tests(suite)
+        elif kind == "failed":
+            self.report("<load>", "error", message[1])
+            return 1
+        elif kind == "done":
+            self.check_and_send()
+            self.report("<done>", "done", "")
+            return 0
+        else:
+            raise Tampering(f"an unknown hand-over {kind!r}")
+        return None
+
+    def test_of(self, sender, top, outcome: str) -> tuple[object, str] | None:
+        """(the test, its id as listed) the sender's `test` is; for an outcome that can pass it, also
+        that unittest's TestCase.run of that very test called the result, with only trusted code
+        below, and (a pass) that the run's own state says so."""
+        test = sender.f_locals.get("test")
+        listed = self.tests.get(id(test))
+        if listed is not None and listed[0] is not test:
+            listed = None
+        if outcome not in _POSITIVE:
+            return listed
+        if listed is None or id(test) in self.finished:
+            raise Tampering(f"a {outcome} for a test that is not one of the suite's, or has ended")
+        runs = []
+        frame = top
+        while frame is not None:
+            code = frame.f_code
+            if not self.is_trusted(code):
+                raise Tampering(f"a {outcome} was reported with the program's {code.co_name} running")
+            if code is self.run_code:
+                runs.append(frame)
+            frame = frame.f_back
+        if len(runs) != 1 or runs[0].f_locals.get("self") is not test:
+            raise Tampering(f"a {outcome} was reported outside unittest's run of that test")
+        if outcome == "pass":
+            state = runs[0].f_locals.get("outcome")
+            if (type(state) is not self.outcome_class or frozenset(state.__dict__) != self.outcome_keys
+                    or state.result is not self.result or state.success is not True
+                    or state.expectedFailure is not None):
+                raise Tampering("a pass was reported with unittest's record of the test changed")
+        return listed
+
+    def list_tests(self, suite) -> None:
+        """Every TestCase the loaded suite holds, by identity, with its id (_test_id)."""
+        todo = [suite]
+        while todo:
+            item = todo.pop()
+            if issubclass(type(item), self.suite_class):  # type(): never the item's own __class__
+                todo.extend(item._tests)
+            elif item is not None:
+                self.tests[id(item)] = (item, _test_id(item))
+
+    def check_and_send(self) -> None:
+        """Check the bindings, then send the outcomes held until now; raises Tampering on a change."""
+        found = self.harness_intact() or self.changes()
+        if found:
+            raise Tampering("; ".join(found))
+        for outcome in self.held:
+            self.report(*outcome)
+        self.held.clear()
+
+    def tampered(self, finding: str) -> None:
+        """Report a finding (the judge's verdict is then an error), after putting the recorded module
+        bindings back so that reporting works."""
+        self.restore()
+        self.report("<tamper>", "error", finding)
+
+
+def _plain_message(message: object) -> tuple:
+    """The hand-over message as a tuple of exact strs (a str subclass the program's code made, in an
+    exception's text, is copied: nothing here calls a method of it)."""
+    if type(message) is not tuple or not message or len(message) > 4:
+        raise Tampering("a malformed hand-over")
+    plain = []
+    for part in message:
+        if type(part) is not str:
+            if not isinstance(part, str):
+                raise Tampering("a malformed hand-over")
+            part = str.__str__(part)
+        plain.append(part)
+    return tuple(plain)
+
+
+def _tests_thread(hand_over, program, module_name, test_code, class_names, before, call_checks, is_trusted,
+                  libraries, result, unittest) -> None:
+    """The tests' thread: load the program and the tests, run the suite, handing over at each step.
+    threading sees it as the main thread (asyncio's `get_event_loop()` makes a loop only there)."""
+    threading._main_thread = threading.current_thread()
     module = types.ModuleType(module_name)
     module.__file__ = f"{module_name}.py"
     sys.modules[module_name] = module
     try:
         exec(compile(program, f"{module_name}.py", "exec"), module.__dict__)
-    except BaseException as exc:
-        report("<load>", "error", f"{type(exc).__name__}: {exc}")
-        return 1
-    if tampered(changes, restore, report):
-        return 1
+    except BaseException as exc:  # noqa: BLE001 - the program's failure to load is its verdict
+        hand_over(("failed", f"{type(exc).__name__}: {exc}"))
+        return
+    hand_over(("loaded",))
+    try:
+        tests, suite = _load_tests(module, module_name, test_code, class_names, before, call_checks,
+                                   is_trusted, libraries, unittest)
+    except BaseException as exc:  # noqa: BLE001
+        hand_over(("failed", f"the tests did not load: {type(exc).__name__}: {exc}"))
+        return
+    hand_over(("ready",))  # the harness reads `tests` and `suite` off this frame
+    try:
+        suite.run(result)  # as the official harnesses do: class and module fixtures run too
+    except BaseException as exc:  # noqa: BLE001 - unittest lets KeyboardInterrupt through
+        hand_over(("failed", f"the run stopped: {type(exc).__name__}: {exc}"))
+        return
+    hand_over(("done",))
+
+
+def _load_tests(module, module_name, test_code, class_names, before, call_checks, is_trusted, libraries,
+                unittest):
+    """(the test module, with the program's names guarded, run; the suite of its test classes)."""
+    builtins_names = frozenset(vars(builtins))
     # Checks when a guarded call returns; the test module joins them once it exists (a program
     # function that swaps the tests' name for itself is found at the next return, not after the test).
-    mid_test = [checker([before], is_trusted, program_made_only=True)]
+    harness_intact, first_checker = call_checks
+    mid_test = [first_checker]
     tests = types.ModuleType("test_solution")
     # BigCodeBench-style tests use the program's names directly, as if in one file. Those are guarded
     # (checked when a call returns); the program's own calls, and `from solution import ...`, are not,
@@ -120,30 +372,16 @@ def run_in_child(chan: wire.FdChannel) -> int:
     tests.__dict__.update({k: v for k, v in module.__dict__.items()
                            if type(k) is str and not str.startswith(k, "__") and k not in _MODULE_HOOKS
                            and k not in builtins_names})
-    guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted, harness_intact,
-                libraries)
+    in_process_guard.guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted,
+                                 harness_intact, libraries)
     sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
-    after_load = snapshot()
+    after_load = in_process_guard.Snapshot()
     after_load.add_module("test_solution", tests, "methods")  # fixtures store data on the classes
-    changes = checker([before, after_load], is_trusted)
-    mid_test[0] = checker([before, after_load], is_trusted, program_made_only=True)
-    result, result_methods = _make_result(unittest)
-    callers = frozenset(result_methods | {sys._getframe(0).f_code})
-    unittest_files = frozenset(m.__file__ for m in (unittest.case, unittest.suite))
-    keeper = _outcome_keeper(report, tampered, changes, restore, callers, unittest_files)
-    next(keeper)
-    result._cf_send = keeper.send
+    mid_test[0] = in_process_guard.make_checker([before, after_load], is_trusted, program_made_only=True)
     # The classes the trusted source defines, by name, never every object in the module (the program's
     # too: a `__class__` property answering the loader's isinstance runs the program's code there).
-    suite = unittest.TestSuite(load_cases(unittest, tests, class_names))
-    if tampered(changes, restore, report):
-        return 1
-    suite.run(result)  # as the official harnesses do: class and module fixtures run too
-    if not keeper.send(("stop",)):  # outcomes of class/module tear-downs, after the last test
-        return 1
-    report("<done>", "done", "")
-    return 0
+    return tests, unittest.TestSuite(_load_cases(unittest, tests, class_names))
 
 
 def _load_cases(unittest, tests: types.ModuleType, class_names: list[str]):
@@ -155,54 +393,20 @@ def _load_cases(unittest, tests: types.ModuleType, class_names: list[str]):
             yield unittest.defaultTestLoader.loadTestsFromTestCase(cls)
 
 
-def _outcome_keeper(report, tampered, changes, restore, callers, unittest_files):
-    """Generator that holds each test's outcomes and sends them once the bindings are found intact.
-
-    Sent ("outcome", test id, outcome, message) by the result's methods, or ("stop",) when a test
-    ends; replies whether the run may go on. Everything it uses is a local of its frame, which the
-    audit hook refuses to the program; and it accepts messages only from the result's methods called
-    by unittest itself (or from the harness), so a program that gets hold of the result (a test
-    handing it a bound method of its test case) reports nothing: trying is reported as tampering."""
-    getframe, held, go_on = sys._getframe, [], True
-    while True:
-        message = yield go_on
-        caller = getframe(1)
-        code = caller.f_code
-        if code not in callers or (code.co_name != "run_in_child"
-                                   and caller.f_back.f_code.co_filename not in unittest_files):
-            report("<tamper>", "error", f"the test result was called by {code.co_name} in {code.co_filename}")
-            go_on = False
-        elif not go_on:
-            pass  # stopped: nothing more is sent
-        elif message[0] == "outcome":
-            held.append(message[1:])
-        elif tampered(changes, restore, report):
-            go_on = False
-        else:
-            for outcome in held:
-                report(*outcome)
-            held.clear()
-
-
-def _tampered(changes, restore, report) -> bool:
-    """Report the bindings the candidate changed, if any, as a <tamper> report (the judge's verdict is
-    then an error); the recorded module bindings are put back first so that reporting works."""
-    found = changes()
-    if not found:  # no builtins here: the candidate may have rebound them
-        return False
-    restore()
-    report("<tamper>", "error", "; ".join(found))
-    return True
-
-
 def _make_reporter(chan: wire.FdChannel, key: bytes):
-    counter = [0]
+    """report(test id, outcome, message): sends report number n with its tag (mac). The key goes only
+    to OpenSSL's HMAC, a C function held here: no Python code a program could have patched in between
+    (a thread of its own running beside this one) ever sees it."""
+    import _hashlib
+
+    counter, digest = [0], _hashlib.hmac_digest
+    send_frame, encode = wire.send_frame, plain_data.encode
 
     def report(test_id: str, outcome: str, message: str) -> None:
         seq = counter[0]
         counter[0] += 1
-        tag = mac(key, seq, test_id, outcome)
-        wire.send_frame(chan, plain_data.encode(("report", seq, test_id, outcome, message[:2000], tag)))
+        tag = digest(key, f"{seq}\0{test_id}\0{outcome}".encode(), "sha256")
+        send_frame(chan, encode(("report", seq, test_id, outcome, message[:2000], tag)))
 
     return report
 
@@ -215,9 +419,10 @@ def _test_id(test) -> str:
 
 
 def _make_result(unittest):
-    """(a TestResult that sends every outcome, and the end of each test, through its `_cf_send`; the
-    code objects of its methods). `_cf_send` is set on the instance, never held by the class: any class
-    is reachable from the program (`TestResult.__subclasses__()`)."""
+    """(a TestResult that hands every outcome, and the end of each test, over through its `_cf_send`;
+    the code objects of its methods). `_cf_send` is set on the instance: any class is reachable from the
+    program (`TestResult.__subclasses__()`); the harness's thread trusts neither, only the stack it
+    reads a hand-over off (_Harness.authenticate)."""
 
     class Result(unittest.TestResult):
         def _text(self, err, test) -> str:
@@ -227,8 +432,7 @@ def _make_result(unittest):
 
         def stopTest(self, test):
             super().stopTest(test)
-            if not self._cf_send(("stop",)):
-                self.stop()
+            self._cf_send(("stop",))
 
         def addSuccess(self, test):
             self._cf_send(("outcome", _test_id(test), "pass", ""))

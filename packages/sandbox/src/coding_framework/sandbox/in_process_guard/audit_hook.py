@@ -66,6 +66,14 @@ PASS_THROUGH_MODULES = ("ctypes", "codeop", "code", "runpy", "unittest.mock", "f
                         "idlelib.stackviewer", "_pytest._code.code", "numpy.distutils.misc_util",
                         "pydantic.type_adapter")
 IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+# Refused in the harness's own thread (install_audit_hook's `main_thread`), whoever asks: whatever runs
+# there (a finalizer of the program's that a collection there set off, a C callable of the program's
+# such as `partial(sys._getframe)` run as one) would get the harness's frames, which hold the key.
+HARNESS_THREAD_EVENTS = frozenset({
+    "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+})
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 
 
 def trusted_roots(paths: Iterable[str], writable: Iterable[str]) -> tuple[str, ...]:
@@ -114,8 +122,15 @@ def make_trust(roots: tuple[str, ...], trusted_code: set[types.CodeType]) -> Cal
     return is_trusted
 
 
-def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]) -> None:
+def install_audit_hook(
+    roots: tuple[str, ...], trusted_code: set[types.CodeType], main_thread: int | None = None,
+) -> Callable[[], dict]:
     """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life.
+
+    With `main_thread` (the harness's thread, where the program never runs: suite_runner), every
+    HARNESS_THREAD_EVENTS and frame attribute read there is refused, whoever asks, except one
+    `sys._current_frames()` per call of the function returned, which the harness alone holds (it reads
+    the stack of the thread running the tests with it). Without, the function returned refuses.
 
     Who asks: the first frame that is neither a FRAME_HELPER nor in a pass-through module. When that
     frame is trusted it must also name what it asks for (`_getframe`, the helper it called, the
@@ -208,6 +223,10 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
 
     guarded, guarded_attributes = GUARDED_EVENTS, GUARDED_ATTRIBUTES
     code_attributes = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
+    harness_events, frame_attributes = HARNESS_THREAD_EVENTS, FRAME_ATTRIBUTES
+    # One sys._current_frames() is let through in the harness's thread while this is True (see
+    # harness_frames); a closure of the hook's own, which nothing outside this function reaches.
+    allowed_once = [False]
 
     def hook(event: str, args: tuple) -> None:
         # Fast exits first: this runs for every audited operation in the process.
@@ -225,6 +244,12 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
         me = get_ident()
         if me in busy:
             return  # our own frame and attribute lookups below raise events too
+        if me == main_thread and (event in harness_events or starts(event, "ctypes.") or (
+                event == "object.__getattr__" and args[1] in frame_attributes)):
+            if event == "sys._current_frames" and allowed_once[0]:
+                allowed_once[0] = False
+                return
+            refuse(event, " (in the harness's thread)", args)
         busy.add(me)
         try:
             direct = getframe(1)
@@ -273,6 +298,20 @@ def install_audit_hook(roots: tuple[str, ...], trusted_code: set[types.CodeType]
             busy.discard(me)
 
     sys.addaudithook(hook)
+    current_frames = sys._current_frames
+
+    def harness_frames() -> dict:
+        """sys._current_frames(), in the harness's thread (the hook lets exactly this call through:
+        the event is raised before the call makes anything a finalizer could run from)."""
+        if get_ident() != main_thread:
+            raise error("sandbox: harness_frames is for the harness's thread")
+        allowed_once[0] = True
+        try:
+            return current_frames()
+        finally:
+            allowed_once[0] = False
+
+    return harness_frames
 
 
 def _code_generators() -> list[types.CodeType]:
