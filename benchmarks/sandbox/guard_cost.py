@@ -3,8 +3,14 @@
 Each measurement runs in a fresh interpreter with a BigCodeBench-like load (numpy, pandas, matplotlib,
 sklearn, scipy imported), in the order a unittest child does it, and without the sandbox around it:
 
-- record:       recording the bindings of every loaded module (once per sample, before the program);
-- check:        comparing them again (after the program loads, and after every test);
+- record:       recording the bindings of every loaded module (twice per sample, before the program:
+                once for the checks in the tests' thread, once for the harness's own thread);
+- check:        comparing them again, as the tests' thread's checks do (the one after each guarded
+                call's return, below, is the same walk);
+- harness record, harness check: the harness thread's own record (with each namespace's version tag)
+                and its check after the program loads and after every test: namespaces read through
+                str-keyed copies, those whose version tag has not moved skipped, under the trace
+                function that thread runs with (suite_runner._stop_program_code);
 - call check:   the check at each guarded call's return (rebindings to the program's code only);
 - value check:  the returned-value walk over a 1000-row DataFrame with an object column;
 - imports:      importing a set of not-yet-loaded modules (scipy.stats, sklearn.ensemble,
@@ -32,7 +38,14 @@ LATE_IMPORTS = "import scipy.stats, sklearn.ensemble, matplotlib.pyplot, PIL.Ima
 
 PARTS = LOAD + '''
 import json, sys, time
-from coding_framework.sandbox import in_process_guard as guard
+from coding_framework.sandbox import in_process_guard as guard, suite_runner
+
+def traced(tracer, fn):
+    sys.settrace(tracer)
+    try:
+        return fn()
+    finally:
+        sys.settrace(None)
 
 def median_ms(fn, repeat):
     times = []
@@ -51,7 +64,12 @@ def measure():
     trust = guard.make_trust(guard.trusted_roots(sys.path, ("/tmp",)), set())
     check = guard.make_checker([before], trust)
     call_check = guard.make_checker([before], trust, program_made_only=True)
-    assert check() == [] and call_check() == []
+    private = guard.record(strict, private=True)
+    harness_check = guard.make_checker([private], trust, harness_side=True)
+    assert check() == [] and call_check() == [] and harness_check() == []
+    # The harness thread's trace function, with a trust that passes this script's own code (the real
+    # one ends the process at the first call of code from outside the trusted directories).
+    tracer = suite_runner._stop_program_code(lambda code: trust(code) or True)
     frame = pandas.DataFrame({"a": range(1000), "b": [str(i) for i in range(1000)]})
     assert guard.foreign_answerer(frame, trust) is None
     return {
@@ -59,6 +77,8 @@ def measure():
         "record_ms": median_ms(lambda: guard.record(strict), 15),
         "check_ms": median_ms(check, 15),
         "call_check_ms": median_ms(call_check, 15),
+        "harness_record_ms": median_ms(lambda: guard.record(strict, private=True), 15),
+        "harness_check_ms": traced(tracer, lambda: median_ms(harness_check, 15)),
         "value_check_ms": median_ms(lambda: guard.foreign_answerer(frame, trust), 15),
     }
 
@@ -97,10 +117,12 @@ def main(argv: list[str] | None = None) -> int:
         for name, hook in zip(times, (HOOK, BARE_HOOK, NO_HOOK), strict=True):
             times[name].append(run(IMPORTS.format(hook=hook))["import_ms"])
     med = {key: statistics.median(p[key] for p in parts) for key in parts[0]}
-    print("| modules loaded | record ms | check ms | call check ms | value check ms (1000-row DataFrame) |")
-    print("|---|---|---|---|---|")
+    print("| modules loaded | record ms | check ms | call check ms | value check ms (1000-row DataFrame) "
+          "| harness record ms | harness check ms |")
+    print("|---|---|---|---|---|---|---|")
     print(f"| {med['modules']:.0f} | {med['record_ms']:.1f} | {med['check_ms']:.1f} | "
-          f"{med['call_check_ms']:.1f} | {med['value_check_ms']:.2f} |")
+          f"{med['call_check_ms']:.1f} | {med['value_check_ms']:.2f} | {med['harness_record_ms']:.1f} | "
+          f"{med['harness_check_ms']:.1f} |")
     base = statistics.median(times["no hook"])
     print("| late imports | median ms | x no hook | rounds |")
     print("|---|---|---|---|")

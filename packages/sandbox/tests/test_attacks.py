@@ -773,6 +773,52 @@ def test_a_frame_handed_to_the_program_leads_to_no_way_of_passing(pool, route):
     assert pool.run(UnittestJob(program=right, test=HANDED_FRAME_TEST)).status is Status.PASSED
 
 
+# Round 9, against the harness's own thread: a dict key of the program's, equal to a watched name only
+# when the harness's thread asks, hid a rebinding from its check (np.testing's assertion made a no-op:
+# passed); raising from that `__eq__` carried the harness's frames, the reporter's among them, to a
+# thread of the program's (werkzeug's traceback reader gave their locals: every test signed a pass).
+# The harness now reads every namespace through a C-made copy whose keys must all be exact strs.
+HIDDEN_KEY = ("import _thread\nTESTS = _thread.get_ident()\n"
+              "class Key:\n    def __init__(self, name):\n        self.name = name\n"
+              "    def __hash__(self):\n        return hash(self.name)\n"
+              "    def __eq__(self, other):\n"
+              "        if _thread.get_ident() == TESTS:\n            return False\n"
+              "        {answer}\n"
+              "def hide(namespace, name, fake):\n    real = namespace.pop(name)\n"
+              "    namespace[Key(name)] = real\n    namespace[name] = fake\n")
+HIDDEN_KEY_ROUTES = {
+    "hides a rebinding": (
+        HIDDEN_KEY.format(answer="return type(other) is str and str.__eq__(other, self.name)")
+        + "import numpy as np\nhide(vars(np.testing), 'assert_array_equal', ''.format)\n"
+        "def triple(a):\n    return np.asarray(a) * 2\n",
+        "numpy.testing holds a key that is not a str"),
+    "raises in the harness's thread": (
+        HIDDEN_KEY.format(answer="raise LookupError('raised in the harness thread')")
+        + "import os, numpy as np\nhide(vars(os), 'getcwd', os.getcwd)\n"
+        "def triple(a):\n    return np.asarray(a) * 2\n",
+        "os holds a key that is not a str"),
+}
+TRIPLE_TEST = ("import unittest\nimport numpy as np\nclass TestTriple(unittest.TestCase):\n"
+               "    def test_triple(self):\n"
+               "        np.testing.assert_array_equal(triple([1, 2]), np.array([3, 6]))\n")
+
+
+@pytest.mark.parametrize("route", sorted(HIDDEN_KEY_ROUTES))
+def test_a_key_that_answers_the_harness_differently_is_found(pool, route):
+    program, finding = HIDDEN_KEY_ROUTES[route]
+    verdict = pool.run(UnittestJob(program=program, test=TRIPLE_TEST))
+    assert verdict.status is Status.ERROR and finding in verdict.message, verdict
+    right = "import numpy as np\ndef triple(a):\n    return np.asarray(a) * 3\n"
+    assert pool.run(UnittestJob(program=right, test=TRIPLE_TEST)).status is Status.PASSED
+
+
+def test_the_program_cannot_read_other_threads_exceptions(pool):
+    program = ("import sys\ndef add(a, b):\n    try:\n        getattr(sys, '_current_' + 'exceptions')()\n"
+               "        return 5\n    except RuntimeError:\n        return 0\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.FAILED and "0 != 5" in verdict.message, verdict
+
+
 def test_a_program_may_still_let_pandas_read_its_own_frame(pool):
     # `@name` in pandas' eval and query reads the calling frame: the program's own, still allowed.
     program = ("import pandas as pd\ndef add(a, b):\n    offset = 0\n"

@@ -402,15 +402,6 @@ def test_checker_flags_rebinding_but_not_lazy_initialisation(monkeypatch):
     assert "sys.modules['lenientmod'] was replaced or removed" in changes()
 
 
-def test_restorer_puts_module_bindings_back():
-    module = fake_module("m", value=1)  # restoring needs no sys.modules entry
-    snapshot = guard.Snapshot()
-    snapshot.add_module("m", module, "strict")
-    module.value, module.added = 2, 3
-    guard.make_restorer([snapshot])()
-    assert module.value == 1 and module.added == 3
-
-
 def test_trusted_roots_leave_out_writable_directories(tmp_path):
     inside = tmp_path / "pkg"
     inside.mkdir()
@@ -424,3 +415,89 @@ def test_code_objects_include_nested_functions_and_classes():
     code = compile(source, "t.py", "exec")
     names = {c.co_name for c in guard.code_objects(code)}
     assert {"<module>", "f", "g", "C"} <= names
+
+
+# Run in a fresh interpreter: an audit hook cannot be removed. The script's own code is trusted, so
+# every refusal below is the harness thread's rule, not the candidate's.
+HARNESS_THREAD_SCRIPT = '''
+import _thread, gc, sys, threading
+from coding_framework.sandbox import in_process_guard as guard
+trusted = guard.code_objects(sys._getframe(0).f_code)
+harness_frames = guard.install_audit_hook(guard.trusted_roots(sys.path, ()), trusted,
+                                          main_thread=_thread.get_ident())
+def refused(action):
+    try:
+        action()
+    except RuntimeError as exc:
+        return "in the harness's thread" in str(exc)
+    return False
+seen, ready, finish = {}, threading.Event(), threading.Event()
+def other():
+    seen["getframe"] = sys._getframe(0).f_code.co_name
+    ready.set()
+    finish.wait()
+worker = threading.Thread(target=other)
+worker.start()
+ready.wait()
+frames = harness_frames()
+print(seen["getframe"], worker.ident in frames, frames[worker.ident].f_code.co_name)
+print(refused(lambda: sys._getframe(0)), refused(sys._current_frames), refused(gc.get_objects),
+      refused(lambda: sys.exc_info() or (1 / 0)))
+try:
+    1 / 0
+except ZeroDivisionError as exc:
+    print(refused(lambda: exc.__traceback__.tb_frame))
+finish.set()
+'''
+
+
+def test_the_harness_thread_gets_no_frame_but_its_one_read_of_the_others():
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", HARNESS_THREAD_SCRIPT], capture_output=True, text=True,
+                          timeout=60, cwd="/")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0] == "other True wait", done.stdout  # the other thread, waiting on its event
+    assert lines[1] == "True True True False", done.stdout
+    assert lines[2] == "True", done.stdout
+
+
+def test_the_reporters_tags_are_what_the_judge_checks():
+    import socket
+
+    from coding_framework.sandbox import plain_data, suite_runner, wire
+
+    key, (ours, theirs) = b"k" * suite_runner.KEY_BYTES, socket.socketpair()
+    with ours, theirs:
+        report = suite_runner._make_reporter(wire.FdChannel(ours.fileno()), key)
+        report("T.test_a", "pass", "")
+        report("T.test_b", "fail", "x" * 3000)
+        judge_end = wire.FdChannel(theirs.fileno())  # one reader: it buffers what it reads
+        received = [plain_data.decode(wire.recv_frame(judge_end, 1 << 20)) for _ in range(2)]
+    assert [r[:4] for r in received] == [("report", 0, "T.test_a", "pass"), ("report", 1, "T.test_b", "fail")]
+    assert received[0][5] == suite_runner.mac(key, 0, "T.test_a", "pass")
+    assert received[1][5] == suite_runner.mac(key, 1, "T.test_b", "fail") and len(received[1][4]) == 2000
+
+
+STOP_PROGRAM_CODE_SCRIPT = '''
+import json, sys
+from coding_framework.sandbox import in_process_guard as guard, suite_runner
+trust = guard.make_trust(guard.trusted_roots(sys.path, ()), frozenset())
+sys.settrace(suite_runner._stop_program_code(trust))
+json.dumps([1, {"a": 2}])
+print("library code ran", flush=True)
+exec("def program():\\n    print('program code ran', flush=True)\\nprogram()")
+print("after the program", flush=True)
+'''
+
+
+def test_the_harness_thread_ends_the_child_when_program_code_starts_there():
+    import subprocess
+
+    from coding_framework.sandbox.suite_runner import HARNESS_THREAD_EXIT
+
+    done = subprocess.run([sys.executable, "-c", STOP_PROGRAM_CODE_SCRIPT], capture_output=True, text=True,
+                          timeout=60, cwd="/")
+    assert done.returncode == HARNESS_THREAD_EXIT, done.stderr
+    assert done.stdout == "library code ran\n", done.stdout  # not one line of the program's code

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from coding_framework.sandbox import ProgramJob, Status, UnittestJob
 from coding_framework.sandbox.unittest_checks import (
     _decide,
@@ -236,3 +238,59 @@ def test_either_canary_passing_is_tampering():
         assert status is Status.ERROR and message.endswith("the canary test reported pass"), message
     status, message = _decide(["T.test_a"], {**passed, "CfX.test_must_fail": ("fail", "")}, "CfX", None, {})
     assert status is Status.ERROR and message.endswith("the canary test reported missing"), message
+
+
+def test_program_finalizers_collected_often_never_run_in_the_harnesss_thread(pool):
+    # A correct program that leaves cyclic garbage with a __del__ of its own and makes the collector run
+    # at nearly every allocation. The harness's thread allocates too; a collection there would run the
+    # program's __del__ in it, which ends the child (suite_runner._stop_program_code). It collects only
+    # in the tests' thread.
+    program = ("import importlib\nimportlib.import_module('g' + 'c').set_threshold(1, 1, 1)\nfreed = []\n"
+               "class Node:\n    def __del__(self):\n        freed.append(1)\n"
+               "def task_func(x):\n    for _ in range(200):\n        a, b = Node(), Node()\n"
+               "        a.other, b.other = b, a\n    return 2 * x\n")
+    for _ in range(3):
+        verdict = pool.run(UnittestJob(program=program, test=TEST))
+        assert verdict.status is Status.PASSED, verdict
+
+
+# The program runs in a thread of its own (the harness keeps the main one): threading must still show
+# it the process it would have without the harness. Each passed before the harness had its thread,
+# and each of the first four failed with it until the thread became threading's real main thread.
+AS_IN_THE_MAIN_THREAD = {
+    "a Process's exit code": (
+        "import multiprocessing as mp\ndef _work(q, v):\n    q.put(v * 2)\n"
+        "def task_func():\n    q = mp.Queue()\n    p = mp.Process(target=_work, args=(q, 21))\n    p.start()\n"
+        "    got = q.get(timeout=10)\n    p.join()\n    return got, p.exitcode\n", (42, 0)),
+    "a new thread is no daemon": (
+        "import threading\ndef task_func():\n    t = threading.Thread(target=lambda: None)\n"
+        "    t.start()\n    t.join()\n    return t.daemon\n", False),
+    "the thread's name": ("import threading\ndef task_func():\n    return threading.current_thread().name\n",
+                          "MainThread"),
+    "the threads there are": (
+        "import threading\ndef task_func():\n    return sorted(t.name for t in threading.enumerate())\n",
+        ["MainThread"]),
+    "main_thread() is this one": (
+        "import threading\ndef task_func():\n    return threading.current_thread() is threading.main_thread()\n",
+        True),
+    "asyncio's loop": ("import asyncio\ndef task_func():\n    loop = asyncio.get_event_loop()\n"
+                       "    return loop.run_until_complete(asyncio.sleep(0, result=7))\n", 7),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AS_IN_THE_MAIN_THREAD))
+def test_the_program_sees_the_main_thread_it_would_without_the_harness(pool, case):
+    program, expected = AS_IN_THE_MAIN_THREAD[case]
+    test = ("import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n"
+            f"        self.assertEqual(task_func(), {expected!r})\n")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.PASSED, verdict
+
+
+def test_a_class_fixture_that_skips_is_a_fixture_error_not_tampering(pool):
+    test = ("import unittest\nclass TestCases(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+            "        raise unittest.SkipTest('no resource')\n    def test_a(self):\n"
+            "        self.assertEqual(task_func(1), 1)\n")
+    verdict = pool.run(UnittestJob(program="def task_func(x):\n    return x\n", test=test))
+    assert verdict.status is Status.ERROR, verdict
+    assert verdict.message == "a class or module fixture failed: no resource", verdict

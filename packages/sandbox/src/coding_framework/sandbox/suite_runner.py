@@ -28,6 +28,7 @@ from __future__ import annotations
 import _thread
 import ast
 import builtins
+import gc
 import hashlib
 import hmac
 import os
@@ -40,6 +41,8 @@ from coding_framework.sandbox import in_process_guard, plain_data, syscall_filte
 KEY_BYTES = 32
 MAX_REQUEST_BYTES = 256 << 20
 _MODULE_HOOKS = frozenset({"load_tests", "setUpModule", "tearDownModule"})
+# The child's exit status when the program's code starts to run in the harness's thread (_stop_program_code).
+HARNESS_THREAD_EXIT = 86
 # Outcomes that can make a test count as passed: accepted only from unittest's own TestCase.run of a
 # test of the loaded suite, with nothing but trusted code on the tests' thread (_Harness.authenticate).
 _POSITIVE = frozenset({"pass", "skip", "xfail"})
@@ -97,7 +100,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # Two records of the same bindings: this thread's, which nothing in the tests' thread reaches, and
     # the one the checks of the program's calls use there (whatever holds that one, a program with a
     # frame of the tests' thread can rewrite).
-    before = in_process_guard.record(strict)
+    before = in_process_guard.record(strict, private=True)
     before_in_tests = in_process_guard.record(strict)
     libraries = in_process_guard.library_types()  # the real numpy types, before the program runs
     workdir = os.getcwd()
@@ -105,8 +108,11 @@ def run_in_child(chan: wire.FdChannel) -> int:
                                                       "/var/tmp", "/dev/shm"))
     trusted_code = in_process_guard.code_objects(test_code)
     is_trusted = in_process_guard.make_trust(roots, trusted_code)
+    # The harness's own judgement of trust, over a copy nothing in the tests' thread holds (the set
+    # above is shared with the checks there, and grows by the code namedtuple and dataclass make).
+    harness_trusts = in_process_guard.make_trust(roots, frozenset(trusted_code))
     result, result_methods = _make_result(unittest)
-    harness = _Harness(report, is_trusted, before, result, result_methods, unittest)
+    harness = _Harness(report, harness_trusts, before, result, result_methods, unittest)
     # What the checks of the program's calls in the tests' thread use, made before the program runs.
     call_checks = (in_process_guard.make_harness_check(is_trusted),
                    in_process_guard.make_checker([before_in_tests], is_trusted, program_made_only=True))
@@ -120,18 +126,44 @@ def run_in_child(chan: wire.FdChannel) -> int:
         report("<load>", "error", "sandbox: this host cannot refuse signal handlers to the program "
                                   "(seccomp), which unittest jobs need")
         return 1
-    harness_frames = in_process_guard.install_audit_hook(roots, trusted_code, main_thread=_thread.get_ident())
+    harness_frames = in_process_guard.install_audit_hook(roots, trusted_code, main_thread=_thread.get_ident(),
+                                                         trace=_stop_program_code(harness_trusts))
     # The tests' thread gets its arguments from the C call that starts it: no Thread object holds them.
     tests_thread = _thread.start_new_thread(_tests_thread, (
-        hand_over, program, module_name, test_code, class_names, before_in_tests, call_checks, is_trusted,
-        libraries, result, unittest))
+        hand_over, _thread.get_ident(), program, module_name, test_code, class_names, before_in_tests,
+        call_checks, is_trusted, libraries, result, unittest))
+    stopped = None
     try:
         return harness.serve(request, reply, lambda: harness_frames().get(tests_thread))
-    except BaseException as exc:  # noqa: BLE001 - whatever stops the harness, the sample is an error
-        # Only an exact str of the exception is shown: formatting anything else may run the program's code.
-        detail = exc.args[0] if exc.args and type(exc.args[0]) is str else ""
-        report("<load>", "error", f"sandbox: the harness stopped: {type(exc).__name__}: {detail}")
-        return 1
+    except BaseException as exc:  # whatever stops the harness, the sample is an error
+        stopped = type(exc)  # nothing else of it is read: its attributes could be the program's code
+    report("<load>", "error", f"sandbox: the harness stopped ({stopped.__name__})")
+    return 1
+
+
+def _quietly(read):
+    """read(), with no collection in this thread meanwhile (see _Harness.serve)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    value = read()
+    if collecting:
+        gc.enable()
+    return value
+
+
+def _stop_program_code(is_trusted):
+    """A trace function for the harness's thread: the program's code never runs there, and if any of
+    it starts to (a finalizer of the program's that a collection there ran, the `__eq__` of a key it
+    put in a dict the harness reads, a property), the child exits before its first line runs
+    (HARNESS_THREAD_EXIT; the judge's verdict is then an error). No frame of that code, nor any
+    exception it raises, ever carries the harness's frames to the program."""
+    exit_, exit_status = os._exit, HARNESS_THREAD_EXIT
+
+    def trace(frame, event, arg):
+        if not is_trusted(frame.f_code):
+            exit_(exit_status)
+
+    return trace
 
 
 class _HandOver(tuple):
@@ -155,40 +187,48 @@ class _Harness:
         self.report, self.is_trusted, self.result = report, is_trusted, result
         self.result_methods = result_methods
         self.snapshots = [before]
-        self.changes = in_process_guard.make_checker(self.snapshots, is_trusted)
-        self.restore = in_process_guard.make_restorer(self.snapshots)
-        self.harness_intact = in_process_guard.make_harness_check(is_trusted)
+        self.changes = in_process_guard.make_checker(self.snapshots, is_trusted, harness_side=True)
         self.unittest_files = frozenset(m.__file__ for m in (unittest.case, unittest.suite))
         self.run_code = unittest.case.TestCase.run.__code__
         self.outcome_class = unittest.case._Outcome
         self.outcome_keys = frozenset(vars(unittest.case._Outcome(result)))
         self.hand_over_code, self.thread_code = _HandOver.__call__.__code__, _tests_thread.__code__
-        self.suite_class = unittest.BaseTestSuite
+        self.suite_class, self.fixture_class = unittest.BaseTestSuite, unittest.suite._ErrorHolder
         self.tests: dict[int, tuple[object, str]] = {}  # id(test) -> (the TestCase, its id)
         self.finished: set[int] = set()
         self.held: list[tuple[str, str, str]] = []
-        self.last_frame = None
 
     def serve(self, request, reply, tests_top) -> int:
         """Answer hand-overs until the tests' thread is done; the exit code of the child."""
         while True:
             while not request.acquire(timeout=1.0):
-                if tests_top() is None:
-                    self.report("<load>", "error", "sandbox: the tests' thread ended without finishing the run")
+                if _quietly(tests_top) is None:
+                    self.report("<load>", "error",
+                                "sandbox: the tests' thread ended without finishing the run")
                     return 1
             top = tests_top()
+            # No collection in this thread while it reads what the tests' thread holds: finalizers of
+            # the program's would run here (and stop the child: _stop_program_code).
+            collecting = gc.isenabled()
+            gc.disable()
+            finding = None
             try:
                 message, sender = self.authenticate(top)
                 verdict = self.handle(message, sender, top)
-            except Tampering as found:
-                self.tampered(str(found))
+            except Tampering as found:  # ours, raised above: its message is an exact str
+                finding = found.args[0]
+            if collecting:
+                gc.enable()
+            if finding is not None:
+                self.tampered(finding)
                 return 1
             if verdict is not None:
                 return verdict
             if not reply.locked():  # released by someone else: the tests' thread did not wait
                 self.tampered("the harness's hand-over was released by the program")
                 return 1
-            self.last_frame = top
+            # (Nothing of the tests' thread is kept from one hand-over to the next: the last reference
+            # to it, dropped here, would run its finalizers, the program's among them, in this thread.)
             del top, message, sender
             reply.release()
 
@@ -197,7 +237,7 @@ class _Harness:
         _hand_over: its caller must be unittest calling our result's methods, or the tests' thread's
         own function; an outcome that can pass a test must come from unittest's TestCase.run of a test
         of the suite, with nothing but trusted code on the stack."""
-        if top is None or top.f_code is not self.hand_over_code or top is self.last_frame:
+        if top is None or top.f_code is not self.hand_over_code:
             raise Tampering("the harness was woken by something other than the tests' thread handing over")
         sender = top.f_back
         frames = []
@@ -212,7 +252,8 @@ class _Harness:
             if message[0] in ("outcome", "stop"):
                 raise Tampering("the tests' thread sent an outcome of its own")
             return message, sender
-        if sender.f_code not in self.result_methods or sender.f_back.f_code.co_filename not in self.unittest_files:
+        caller = sender.f_back
+        if sender.f_code not in self.result_methods or caller.f_code.co_filename not in self.unittest_files:
             code = sender.f_code
             raise Tampering(f"the test result was called by {code.co_name} in {code.co_filename}")
         if message[0] not in ("outcome", "stop"):
@@ -238,7 +279,7 @@ class _Harness:
             after_load = in_process_guard.Snapshot()
             after_load.add_module("test_solution", tests_module, "methods")  # fixtures store data on classes
             self.snapshots.append(after_load)
-            self.changes = in_process_guard.make_checker(self.snapshots, self.is_trusted)
+            self.changes = in_process_guard.make_checker(self.snapshots, self.is_trusted, harness_side=True)
             self.check_and_send()
             self.list_tests(suite)
         elif kind == "failed":
@@ -260,8 +301,8 @@ class _Harness:
         listed = self.tests.get(id(test))
         if listed is not None and listed[0] is not test:
             listed = None
-        if outcome not in _POSITIVE:
-            return listed
+        if outcome not in _POSITIVE or (listed is None and type(test) is self.fixture_class):
+            return listed  # (a class or module fixture's skip is reported as the error it is)
         if listed is None or id(test) in self.finished:
             raise Tampering(f"a {outcome} for a test that is not one of the suite's, or has ended")
         runs = []
@@ -295,7 +336,7 @@ class _Harness:
 
     def check_and_send(self) -> None:
         """Check the bindings, then send the outcomes held until now; raises Tampering on a change."""
-        found = self.harness_intact() or self.changes()
+        found = self.changes()
         if found:
             raise Tampering("; ".join(found))
         for outcome in self.held:
@@ -303,9 +344,9 @@ class _Harness:
         self.held.clear()
 
     def tampered(self, finding: str) -> None:
-        """Report a finding (the judge's verdict is then an error), after putting the recorded module
-        bindings back so that reporting works."""
-        self.restore()
+        """Report a finding (the judge's verdict is then an error). Nothing is put back first: the
+        reporter holds what it calls, and putting bindings back could itself run the program's code
+        (a key's `__eq__` in the dict written to)."""
         self.report("<tamper>", "error", finding)
 
 
@@ -324,33 +365,44 @@ def _plain_message(message: object) -> tuple:
     return tuple(plain)
 
 
-def _tests_thread(hand_over, program, module_name, test_code, class_names, before, call_checks, is_trusted,
-                  libraries, result, unittest) -> None:
+def _tests_thread(hand_over, harness_thread, program, module_name, test_code, class_names, before,
+                  call_checks, is_trusted, libraries, result, unittest) -> None:
     """The tests' thread: load the program and the tests, run the suite, handing over at each step.
-    threading sees it as the main thread (asyncio's `get_event_loop()` makes a loop only there)."""
-    threading._main_thread = threading.current_thread()
+    threading sees it as the main thread and the only one, as the program would without the harness:
+    named MainThread, not a daemon (threads it starts inherit that), asyncio's `get_event_loop()` makes
+    a loop here, and a forked child's `threading._shutdown()` finds the main thread it expects."""
+    _become_main_thread(harness_thread)
     module = types.ModuleType(module_name)
     module.__file__ = f"{module_name}.py"
     sys.modules[module_name] = module
     try:
         exec(compile(program, f"{module_name}.py", "exec"), module.__dict__)
-    except BaseException as exc:  # noqa: BLE001 - the program's failure to load is its verdict
+    except BaseException as exc:  # the program's failure to load is its verdict
         hand_over(("failed", f"{type(exc).__name__}: {exc}"))
         return
     hand_over(("loaded",))
     try:
-        tests, suite = _load_tests(module, module_name, test_code, class_names, before, call_checks,
-                                   is_trusted, libraries, unittest)
-    except BaseException as exc:  # noqa: BLE001
+        # `tests` is read off this frame by the harness (_Harness.handle, "ready").
+        tests, suite = _load_tests(module, module_name, test_code, class_names,  # noqa: RUF059
+                                   before, call_checks, is_trusted, libraries, unittest)
+    except BaseException as exc:
         hand_over(("failed", f"the tests did not load: {type(exc).__name__}: {exc}"))
         return
     hand_over(("ready",))  # the harness reads `tests` and `suite` off this frame
     try:
         suite.run(result)  # as the official harnesses do: class and module fixtures run too
-    except BaseException as exc:  # noqa: BLE001 - unittest lets KeyboardInterrupt through
+    except BaseException as exc:  # unittest lets KeyboardInterrupt through
         hand_over(("failed", f"the run stopped: {type(exc).__name__}: {exc}"))
         return
     hand_over(("done",))
+
+
+def _become_main_thread(harness_thread: int) -> None:
+    """Make threading's main thread this one (a real _MainThread: its name, not a daemon, its state
+    lock), and leave the harness's thread out of threading's list."""
+    with threading._active_limbo_lock:
+        threading._active.pop(harness_thread, None)
+    threading._main_thread = threading._MainThread()
 
 
 def _load_tests(module, module_name, test_code, class_names, before, call_checks, is_trusted, libraries,

@@ -14,7 +14,7 @@ from coding_framework.sandbox import plain_data
 from coding_framework.sandbox.child import UNITTEST
 from coding_framework.sandbox.limits import Limits
 from coding_framework.sandbox.session import Stop
-from coding_framework.sandbox.suite_runner import KEY_BYTES, mac
+from coding_framework.sandbox.suite_runner import HARNESS_THREAD_EXIT, KEY_BYTES, mac
 from coding_framework.sandbox.verdict import Status
 
 # Names, attributes or imports by which a program could reach or fake the harness. A first, cheap
@@ -164,6 +164,9 @@ def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
             problem = None
     except Stop as stop:
         status, message = stop.status, stop.message
+        if (session.exit_info or {}).get("status") == HARNESS_THREAD_EXIT:
+            message = ("harness tampering detected: the program's code started to run in the harness's "
+                       f"thread (or the program exited with the status that means so, {HARNESS_THREAD_EXIT})")
     finally:
         session.end()
     if status is None:

@@ -39,10 +39,11 @@ Three layers, all set up by the child before the candidate's code first runs (se
    always true would answer the test's assertEqual with the program's logic; in function-call jobs
    only plain data crosses, here this check stands in for that).
 
-The harness's state is kept where the program cannot reach it: any class is reachable
-(`object.__subclasses__()`) and any closure cell can be read and rewritten, so nothing secret or
-deciding is held by a class, a module global or a reachable closure; it lives in frames (the harness's
-own, and a generator's behind each GuardedFunction), which the audit hook refuses.
+The harness's state is kept where the program cannot reach it: the key, the reporter and the
+harness's own record of the bindings live in the child's main thread, where none of the program's code
+runs (suite_runner; install_audit_hook's `main_thread` and `trace`); in the tests' thread, where any
+class is reachable (`object.__subclasses__()`) and any closure cell can be read and rewritten, the
+checks of the program's calls keep their state in a generator's frame behind each GuardedFunction.
 
 Not closed (documented in the package README): the program can read and change the tests' own data
 (test classes are reachable, and `dis` shows their constants); program code that runs later in a test
@@ -71,7 +72,6 @@ from coding_framework.sandbox.in_process_guard.bindings import (
     Snapshot,
     make_checker,
     make_harness_check,
-    make_restorer,
     preimport,
     program_made,
     record,
@@ -88,6 +88,6 @@ __all__ = [
     "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "GuardedFunction", "Snapshot",
     "code_objects",
     "foreign_answerer", "guard_calls", "install_audit_hook", "library_types", "make_checker",
-    "make_harness_check", "make_restorer", "make_trust", "preimport", "program_made", "record",
+    "make_harness_check", "make_trust", "preimport", "program_made", "record",
     "trusted_roots",
 ]

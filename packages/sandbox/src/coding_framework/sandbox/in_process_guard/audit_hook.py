@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 
 # Events refused when the candidate's code asks (prefix "ctypes." covers every ctypes event).
 GUARDED_EVENTS = frozenset({
-    "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
-    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+    "sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys.settrace", "sys.setprofile",
+    "sys.addaudithook", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
     "object.__getattr__", "object.__setattr__", "object.__delattr__",
     "compile", "exec", "marshal.loads", "marshal.load", "code.__new__", "function.__new__", "import",
 })
@@ -28,7 +28,7 @@ GUARDED_EVENTS = frozenset({
 # none of them, and trusted code can ask on its behalf (a subclass of profile.Profile or bdb.Bdb gets
 # every frame of the program's callers; a gc walk finds everything).
 STACK_WIDE_EVENTS = frozenset({
-    "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
+    "sys._current_frames", "sys._current_exceptions", "sys.settrace", "sys.setprofile", "sys.addaudithook",
     "gc.get_objects", "gc.get_referrers", "gc.get_referents",
 })
 # Attribute writes (audited as object.__setattr__/__delattr__) that change what a function runs or
@@ -70,8 +70,8 @@ IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstr
 # there (a finalizer of the program's that a collection there set off, a C callable of the program's
 # such as `partial(sys._getframe)` run as one) would get the harness's frames, which hold the key.
 HARNESS_THREAD_EVENTS = frozenset({
-    "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
-    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+    "sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys.settrace", "sys.setprofile",
+    "sys.addaudithook", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
 })
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 
@@ -124,6 +124,7 @@ def make_trust(roots: tuple[str, ...], trusted_code: set[types.CodeType]) -> Cal
 
 def install_audit_hook(
     roots: tuple[str, ...], trusted_code: set[types.CodeType], main_thread: int | None = None,
+    trace: Callable | None = None,
 ) -> Callable[[], dict]:
     """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life.
 
@@ -131,6 +132,8 @@ def install_audit_hook(
     HARNESS_THREAD_EVENTS and frame attribute read there is refused, whoever asks, except one
     `sys._current_frames()` per call of the function returned, which the harness alone holds (it reads
     the stack of the thread running the tests with it). Without, the function returned refuses.
+    `trace`, if given, becomes this thread's trace function (sys.settrace) last thing before the hook
+    is added (which then refuses setting another), after every import this set-up makes.
 
     Who asks: the first frame that is neither a FRAME_HELPER nor in a pass-through module. When that
     frame is trusted it must also name what it asks for (`_getframe`, the helper it called, the
@@ -297,6 +300,8 @@ def install_audit_hook(
         finally:
             busy.discard(me)
 
+    if trace is not None:
+        sys.settrace(trace)
     sys.addaudithook(hook)
     current_frames = sys._current_frames
 

@@ -9,6 +9,8 @@ import builtins
 import sys
 import types
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import is_ as _is
 
 from coding_framework.sandbox.in_process_guard.audit_hook import _try_import
 from coding_framework.sandbox.in_process_guard.returned_values import (
@@ -86,9 +88,15 @@ class Snapshot:
     (functions and classes rebound or deleted) or "methods" (callables added, rebound or deleted; data
     attributes free: the test module and its classes, whose fixtures store data on them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, private: bool = False) -> None:
+        # Whether this snapshot is the harness thread's own (suite_runner): its version readers are
+        # ctypes views, which can write what they read, and each namespace's version is kept too.
+        self.private = private
         # (label, live namespace, copy, mode, is_class)
         self.entries: list[tuple[str, object, dict, str, bool]] = []
+        # Per entry, (reader of its dict's version tag, the tag when copied), or None: a namespace whose
+        # tag has not moved is unchanged, and is not compared key by key (private snapshots only).
+        self.versions: list[tuple[Callable[[], int], int] | None] = []
         self.modules: list[tuple[str, types.ModuleType]] = []
         # (label, reader of the namespace's version tag, the tag now): see seal
         self.sealed: list[tuple[str, Callable[[], int], int]] = []
@@ -105,14 +113,14 @@ class Snapshot:
         3.11 stamps a dict with a new version tag (PEP 509) on every change (version_reader). Not where
         the tag cannot be read (another interpreter), nor for namespaces that change on their own (the
         `unittest` package's lazy `__getattr__`): only SEALED_MODULES."""
-        if version_reader({}) is None:
+        if not _tags_readable():
             return
         namespaces = [(name, module.__dict__)]
         for attr, value in list(module.__dict__.items()):
             if issubclass(type(value), type) and _CLASS_DICT(value).get("__module__") == name:
                 namespaces.append((f"{name}.{attr}", _class_namespace(value)))
         for label, namespace in namespaces:
-            read = version_reader(namespace)
+            read = version_reader(namespace, self.private)
             self.sealed.append((label, read, read()))
             # What a sealed function runs is not in any dict: its code, defaults and closure cells
             # (contextlib's helper behind `testPartExecutor` holds the generator function in a cell).
@@ -133,6 +141,7 @@ class Snapshot:
             return
         self.modules.append((name, module))
         self.entries.append((name, namespace, dict(namespace), mode, False))
+        self.versions.append(self._version(namespace))
         for attr, value in list(namespace.items()):
             # Read through type's own descriptor: the test module also holds the program's objects,
             # whose class or metaclass could answer attribute reads with the program's code.
@@ -141,7 +150,15 @@ class Snapshot:
                 module = own.get("__module__")  # an exact str: any other object's `==` could be its code
                 if _type(module) is str and module == name:
                     self.entries.append((f"{name}.{attr}", own, dict(own), mode, True))
+                    self.versions.append(self._version(_class_namespace(value)) if self.private else None)
                     self.class_mros.append((f"{name}.{attr}", value, _MRO(value)))
+
+
+    def _version(self, namespace: dict) -> tuple[Callable[[], int], int] | None:
+        if not self.private or not _tags_readable():
+            return None
+        read = version_reader(namespace, private=True)
+        return read, read()
 
 
 # unittest's machinery, sealed (Snapshot.seal): a test's outcome is decided here, within the test.
@@ -151,25 +168,41 @@ SEALED_MODULES = ("unittest.case", "unittest.suite", "unittest.result", "unittes
 _VERSION_INDEX = 3  # PyDictObject: ob_refcnt, ob_type, ma_used, ma_version_tag (64-bit words)
 
 
-def version_reader(namespace: dict) -> Callable[[], int] | None:
-    """A function reading `namespace`'s version tag through a ctypes view made now, or None where the
-    tag is not where CPython 3.11 keeps it (checked on a dict changed here). The view writes memory as
-    well as it reads it: only the checkers' closures and generator frames may hold the reader."""
-    if sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11):
+def version_reader(namespace: dict, private: bool = False) -> Callable[[], int] | None:
+    """A function reading `namespace`'s version tag, or None where the tag is not where CPython 3.11
+    keeps it (_tags_readable). `private`: through a ctypes view made now, fast, but able to write what
+    it reads: only for the harness's own thread, where nothing of the program's reaches it. Otherwise
+    each read is a `ctypes.string_at` of the tag's 8 bytes, which the audit hook lets through only to
+    trusted code naming it (this function's): a program that gets hold of the reader reads a number."""
+    if not _tags_readable():
         return None
     import ctypes
 
-    def view(target: dict):
-        return (ctypes.c_uint64 * 4).from_address(id(target))
+    if private:
+        tag, index = (ctypes.c_uint64 * 4).from_address(id(namespace)), _VERSION_INDEX
+        return lambda: tag[index]
+    address, size, from_bytes = id(namespace) + 8 * _VERSION_INDEX, 8, int.from_bytes
+    return lambda: from_bytes(ctypes.string_at(address, size), "little")
 
-    probe: dict = {}
-    tag = view(probe)
-    before = tag[_VERSION_INDEX]
-    probe["x"] = 1
-    if tag[_VERSION_INDEX] == before:
-        return None
-    tag, index = view(namespace), _VERSION_INDEX
-    return lambda: tag[index]
+
+_READABLE: list[bool] = []
+
+
+def _tags_readable() -> bool:
+    """Whether a dict's version tag is where CPython 3.11 keeps it (checked once, on a dict changed
+    here), so that version_reader can read it."""
+    if not _READABLE:
+        readable = False
+        if sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11):
+            import ctypes
+
+            probe: dict = {}
+            tag = (ctypes.c_uint64 * 4).from_address(id(probe))
+            before = tag[_VERSION_INDEX]
+            probe["x"] = 1
+            readable = tag[_VERSION_INDEX] != before
+        _READABLE.append(readable)
+    return _READABLE[0]
 
 
 _EMPTY_CELL = object()
@@ -230,10 +263,11 @@ def make_harness_check(is_trusted: Callable[[types.CodeType], bool]) -> Callable
     return intact
 
 
-def record(strict_names: Iterable[str]) -> Snapshot:
-    """Every loaded module (strict ones in full, the rest for functions and classes), and builtins."""
+def record(strict_names: Iterable[str], private: bool = False) -> Snapshot:
+    """Every loaded module (strict ones in full, the rest for functions and classes), and builtins.
+    `private`: the harness thread's own record (Snapshot)."""
     strict = set(strict_names) | {"builtins"}
-    snapshot = Snapshot()
+    snapshot = Snapshot(private)
     for name, module in list(sys.modules.items()):
         if isinstance(module, types.ModuleType):
             mode = "strict" if name in strict or _under(name, strict) else "functions"
@@ -254,6 +288,7 @@ def make_checker(
     *,
     program_made_only: bool = False,
     suspicious: Callable[[object], bool] | None = None,
+    harness_side: bool = False,
 ) -> Callable[[], list[str]]:
     """A function listing (up to MAX_FINDINGS) bindings that changed since the snapshots. It keeps its
     own references to everything it calls, so rebinding a builtin cannot blind it, and reads nothing
@@ -268,18 +303,26 @@ def make_checker(
 
     With `program_made_only` (checks in the middle of a test, where the test's own `mock.patch`es are
     in place): only bindings whose new value is the program's (`program_made`, or `suspicious` where
-    given) count."""
+    given) count.
+
+    With `harness_side` (the harness's own thread, where none of the program's code may run, not even
+    as a dict key's `__eq__` met in a lookup: a key equal to a watched name only in that thread hid a
+    rebinding from it): each namespace, and sys.modules, is read through a copy made in C whose keys
+    must all be exact strs (a finding otherwise), and the shared objects, which only the program's
+    own classes could answer for, are left to the checks in the tests' thread."""
     modules_now, limit, missing = sys.modules, MAX_FINDINGS, object()
     callable_, len_, type_, str_startswith = builtins.callable, builtins.len, builtins.type, str.startswith
-    getattr_ = builtins.getattr
     function = types.FunctionType
     entries = [e for s in snapshots for e in s.entries]
+    # Per entry, [reader, the version last found unchanged] (harness side only; see Snapshot.versions).
+    versions = [list(v) if v is not None and harness_side else None for s in snapshots for v in s.versions]
     loaded = [m for s in snapshots for m in s.modules]
     sealed = [e for s in snapshots for e in s.sealed]
     functions = [e for s in snapshots for e in s.sealed_functions]
     mros = [e for s in snapshots for e in s.class_mros]
-    shared = [e for s in snapshots for e in s.shared]
-    function_state, same_state, mro_of = _function_state, _same_state, _MRO
+    shared = [] if harness_side else [e for s in snapshots for e in s.shared]
+    function_state, same_state, mro_of, qualname_of = _function_state, _same_state, _MRO, _qualname
+    copied = _str_keyed_copy if harness_side else None
 
     def changes() -> list[str]:
         found = [f"{label} was changed" for label, read, seen in sealed if read() != seen][:limit]
@@ -292,12 +335,27 @@ def make_checker(
             culprit = _method_set_on_instance(held, type_(held), is_trusted)
             if culprit:
                 found.append(f"{label} is {culprit}")
+        modules = modules_now
+        if copied is not None:
+            modules = copied(modules_now)
+            if modules is None:
+                return [*found, "sys.modules holds a key that is not a str"][:limit]
         for name, module in loaded:
-            if modules_now.get(name) is not module and not program_made_only:
+            if modules.get(name) is not module and not program_made_only:
                 found.append(f"sys.modules[{name!r}] was replaced or removed")
-        for label, live, saved, mode, is_class in entries:
-            if len_(found) >= limit:
+        for (label, live, saved, mode, is_class), version in zip(entries, versions, strict=True):
+            count = len_(found)
+            if count >= limit:
                 break
+            if version is not None:
+                now = version[0]()
+                if now == version[1]:
+                    continue  # not changed since it was last found as recorded
+            if copied is not None:
+                live = copied(live)
+                if live is None:
+                    found.append(f"{label} holds a key that is not a str")
+                    continue
             strict, methods = mode == "strict", mode == "methods"
             for key, old in saved.items():
                 new = live.get(key, missing)
@@ -316,7 +374,7 @@ def make_checker(
                 elif (strict and not (str_startswith(key, "_") and not callable_(old))) or (
                         callable_(old) and not (
                             type_(new) is function and is_trusted(new.__code__)
-                            and new.__qualname__ == getattr_(old, "__qualname__", None))):
+                            and new.__qualname__ == qualname_of(old))):
                     found.append(f"{label}.{key} was rebound")
             if (strict or methods) and is_class:  # new class attributes shadow inherited ones
                 added = [k for k in live if k not in saved]
@@ -325,9 +383,35 @@ def make_checker(
                 elif methods:
                     added = [k for k in added if callable_(live[k])]
                 found.extend(f"{label}.{k} was added" for k in added[:limit])
+            if version is not None and len_(found) == count:
+                version[1] = now  # as recorded, in this version: skipped until it changes again
         return found[:limit]
 
     return changes
+
+
+_TYPE_QUALNAME = type.__dict__["__qualname__"].__get__
+
+
+def _qualname(value: object) -> str | None:
+    """The qualified name of a function or class, read through the type's own descriptors (never an
+    attribute lookup that a class's namespace could answer), or None for anything else."""
+    kind = _type(value)
+    if kind is _FUNCTION:
+        return value.__qualname__
+    if _issubclass(kind, _TYPE):
+        return _TYPE_QUALNAME(value)
+    return None
+
+
+def _str_keyed_copy(namespace, _sum=sum, _map=map, _len=len, _str=str, _repeat=repeat) -> dict | None:
+    """A copy of a dict or a class's mappingproxy, made in C (no key's `__hash__` or `__eq__` runs), or
+    None when a key is not an exact str (counted in C too: `map(is_, map(type, ...))`). The builtins it
+    uses are its defaults, taken at import: the program may rebind the module's."""
+    copy = namespace.copy()
+    if _sum(_map(_is, _map(_type, copy), _repeat(_str))) != _len(copy):
+        return None
+    return copy
 
 
 def _shared_objects() -> list[tuple[str, Callable[[], object]]]:
@@ -383,17 +467,3 @@ def program_made(value: object, is_trusted: Callable[[types.CodeType], bool]) ->
             if _type(own) is _DICT:
                 todo.extend(own[k] for k in ("_mock_side_effect", "_mock_wraps") if k in own)
     return False
-
-
-def make_restorer(snapshots: list[Snapshot]) -> Callable[[], None]:
-    """A function putting back every recorded module binding (not class attributes), so that the
-    harness can still report what it found after the candidate rebound builtins or harness code."""
-    modules = [(live, saved) for s in snapshots for _label, live, saved, _mode, is_class in s.entries
-               if not is_class]
-    update = dict.update
-
-    def restore() -> None:
-        for live, saved in modules:
-            update(live, saved)
-
-    return restore
