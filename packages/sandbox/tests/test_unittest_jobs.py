@@ -260,7 +260,8 @@ def test_program_finalizers_collected_often_never_run_in_the_harnesss_thread(poo
 AS_IN_THE_MAIN_THREAD = {
     "a Process's exit code": (
         "import multiprocessing as mp\ndef _work(q, v):\n    q.put(v * 2)\n"
-        "def task_func():\n    q = mp.Queue()\n    p = mp.Process(target=_work, args=(q, 21))\n    p.start()\n"
+        "def task_func():\n    q = mp.Queue()\n    p = mp.Process(target=_work, args=(q, 21))\n"
+        "    p.start()\n"
         "    got = q.get(timeout=10)\n    p.join()\n    return got, p.exitcode\n", (42, 0)),
     "a new thread is no daemon": (
         "import threading\ndef task_func():\n    t = threading.Thread(target=lambda: None)\n"
@@ -271,7 +272,8 @@ AS_IN_THE_MAIN_THREAD = {
         "import threading\ndef task_func():\n    return sorted(t.name for t in threading.enumerate())\n",
         ["MainThread"]),
     "main_thread() is this one": (
-        "import threading\ndef task_func():\n    return threading.current_thread() is threading.main_thread()\n",
+        "import threading\ndef task_func():\n"
+        "    return threading.current_thread() is threading.main_thread()\n",
         True),
     "asyncio's loop": ("import asyncio\ndef task_func():\n    loop = asyncio.get_event_loop()\n"
                        "    return loop.run_until_complete(asyncio.sleep(0, result=7))\n", 7),
@@ -288,7 +290,8 @@ def test_the_program_sees_the_main_thread_it_would_without_the_harness(pool, cas
 
 
 def test_a_class_fixture_that_skips_is_a_fixture_error_not_tampering(pool):
-    test = ("import unittest\nclass TestCases(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+    test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
+            "    @classmethod\n    def setUpClass(cls):\n"
             "        raise unittest.SkipTest('no resource')\n    def test_a(self):\n"
             "        self.assertEqual(task_func(1), 1)\n")
     verdict = pool.run(UnittestJob(program="def task_func(x):\n    return x\n", test=test))

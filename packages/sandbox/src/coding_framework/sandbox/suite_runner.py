@@ -141,16 +141,6 @@ def run_in_child(chan: wire.FdChannel) -> int:
     return 1
 
 
-def _quietly(read):
-    """read(), with no collection in this thread meanwhile (see _Harness.serve)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    value = read()
-    if collecting:
-        gc.enable()
-    return value
-
-
 def _stop_program_code(is_trusted):
     """A trace function for the harness's thread: the program's code never runs there, and if any of
     it starts to (a finalizer of the program's that a collection there ran, the `__eq__` of a key it
@@ -181,13 +171,18 @@ class _HandOver(tuple):
 class _Harness:
     """The harness's side, in its own thread: serve() waits for each hand-over from the tests' thread,
     authenticates it, checks the bindings at the end of each test and reports. Instances live only in
-    this thread's frames (and no class attribute holds state)."""
+    this thread's frames (and no class attribute holds state). What it calls is taken here, before the
+    program runs: the module's globals are the program's to rebind (found at the next check only)."""
 
     def __init__(self, report, is_trusted, before, result, result_methods, unittest) -> None:
         self.report, self.is_trusted, self.result = report, is_trusted, result
         self.result_methods = result_methods
+        self.gc = (gc.isenabled, gc.disable, gc.enable)
+        self.tampering, self.positive = Tampering, _POSITIVE
+        self.plain_message, self.test_id = _plain_message, _test_id
+        self.snapshot, self.make_checker = in_process_guard.Snapshot, in_process_guard.make_checker
         self.snapshots = [before]
-        self.changes = in_process_guard.make_checker(self.snapshots, is_trusted, harness_side=True)
+        self.changes = self.make_checker(self.snapshots, is_trusted, harness_side=True)
         self.unittest_files = frozenset(m.__file__ for m in (unittest.case, unittest.suite))
         self.run_code = unittest.case.TestCase.run.__code__
         self.outcome_class = unittest.case._Outcome
@@ -199,37 +194,41 @@ class _Harness:
         self.held: list[tuple[str, str, str]] = []
 
     def serve(self, request, reply, tests_top) -> int:
-        """Answer hand-overs until the tests' thread is done; the exit code of the child."""
+        """Answer hand-overs until the tests' thread is done; the exit code of the child. No collection
+        runs in this thread while it reads what the tests' thread holds (finalizers of the program's
+        would run here, and stop the child: _stop_program_code), nor after it decided to end."""
+        is_collecting, stop_collecting, collect = self.gc
         while True:
             while not request.acquire(timeout=1.0):
-                if _quietly(tests_top) is None:
+                collecting = is_collecting()
+                stop_collecting()
+                if tests_top() is None:
                     self.report("<load>", "error",
                                 "sandbox: the tests' thread ended without finishing the run")
                     return 1
-            top = tests_top()
-            # No collection in this thread while it reads what the tests' thread holds: finalizers of
-            # the program's would run here (and stop the child: _stop_program_code).
-            collecting = gc.isenabled()
-            gc.disable()
-            finding = None
+                if collecting:
+                    collect()
+            collecting = is_collecting()
+            stop_collecting()
+            finding, verdict = None, None
             try:
+                top = tests_top()
                 message, sender = self.authenticate(top)
                 verdict = self.handle(message, sender, top)
-            except Tampering as found:  # ours, raised above: its message is an exact str
+            except self.tampering as found:  # ours, raised above: its message is an exact str
                 finding = found.args[0]
-            if collecting:
-                gc.enable()
+            if finding is None and verdict is None and not reply.locked():  # the tests' thread did not wait
+                finding = "the harness's hand-over was released by the program"
             if finding is not None:
                 self.tampered(finding)
                 return 1
             if verdict is not None:
                 return verdict
-            if not reply.locked():  # released by someone else: the tests' thread did not wait
-                self.tampered("the harness's hand-over was released by the program")
-                return 1
             # (Nothing of the tests' thread is kept from one hand-over to the next: the last reference
             # to it, dropped here, would run its finalizers, the program's among them, in this thread.)
             del top, message, sender
+            if collecting:
+                collect()
             reply.release()
 
     def authenticate(self, top) -> tuple[tuple, object]:
@@ -247,7 +246,7 @@ class _Harness:
             frame = frame.f_back
         if frames[-1].f_code is not self.thread_code or sender is None:
             raise Tampering("the hand-over came from a thread that is not the tests'")
-        message = _plain_message(top.f_locals.get("message"))
+        message = self.plain_message(top.f_locals.get("message"))
         if sender.f_code is self.thread_code:
             if message[0] in ("outcome", "stop"):
                 raise Tampering("the tests' thread sent an outcome of its own")
@@ -276,10 +275,10 @@ class _Harness:
             self.check_and_send()
         elif kind == "ready":  # the tests are loaded: record the test module, list the suite's tests
             tests_module, suite = sender.f_locals.get("tests"), sender.f_locals.get("suite")
-            after_load = in_process_guard.Snapshot()
+            after_load = self.snapshot()
             after_load.add_module("test_solution", tests_module, "methods")  # fixtures store data on classes
             self.snapshots.append(after_load)
-            self.changes = in_process_guard.make_checker(self.snapshots, self.is_trusted, harness_side=True)
+            self.changes = self.make_checker(self.snapshots, self.is_trusted, harness_side=True)
             self.check_and_send()
             self.list_tests(suite)
         elif kind == "failed":
@@ -301,8 +300,10 @@ class _Harness:
         listed = self.tests.get(id(test))
         if listed is not None and listed[0] is not test:
             listed = None
-        if outcome not in _POSITIVE or (listed is None and type(test) is self.fixture_class):
-            return listed  # (a class or module fixture's skip is reported as the error it is)
+        if listed is None and type(test) is self.fixture_class:
+            return test, "<fixture>"  # a class or module fixture's outcome: the error it is, skip or not
+        if outcome not in self.positive:
+            return listed
         if listed is None or id(test) in self.finished:
             raise Tampering(f"a {outcome} for a test that is not one of the suite's, or has ended")
         runs = []
@@ -332,7 +333,7 @@ class _Harness:
             if issubclass(type(item), self.suite_class):  # type(): never the item's own __class__
                 todo.extend(item._tests)
             elif item is not None:
-                self.tests[id(item)] = (item, _test_id(item))
+                self.tests[id(item)] = (item, self.test_id(item))
 
     def check_and_send(self) -> None:
         """Check the bindings, then send the outcomes held until now; raises Tampering on a change."""
