@@ -61,7 +61,7 @@ def measure():
     # as in a sandbox child, where nothing the guard records changes between its checks.
     strict = {"unittest", "numpy", "pandas"}
     before = guard.record(strict)
-    trust = guard.make_trust(guard.trusted_roots(sys.path, ("/tmp",)), set())
+    trust = guard.make_trust(guard.trusted_roots(sys.path, ("/tmp",)), guard.CodeSet())
     check = guard.make_checker([before], trust)
     call_check = guard.make_checker([before], trust, program_made_only=True)
     private = guard.record(strict, private=True)
@@ -93,7 +93,7 @@ t = time.perf_counter()
 print(json.dumps({{"import_ms": 1000 * (time.perf_counter() - t)}}))
 '''
 HOOK = ("from coding_framework.sandbox import in_process_guard as guard\n"
-        "guard.install_audit_hook(guard.trusted_roots(sys.path, ('/tmp',)), set())\n")
+        "guard.install_audit_hook(guard.trusted_roots(sys.path, ('/tmp',)), guard.CodeSet())\n")
 NO_HOOK = "from coding_framework.sandbox import in_process_guard as guard\n"
 BARE_HOOK = NO_HOOK + "sys.addaudithook(lambda event, args: None)\n"
 

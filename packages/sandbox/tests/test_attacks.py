@@ -812,6 +812,39 @@ def test_a_key_that_answers_the_harness_differently_is_found(pool, route):
     assert pool.run(UnittestJob(program=right, test=TRIPLE_TEST)).status is Status.PASSED
 
 
+# Round 10: a thread the program starts whose stack holds only trusted code (a pool worker, a dataclass
+# run as a thread's function) asked for everything the hook refuses when the program is on the stack:
+# `sys._current_frames()` there gave the harness's frames and its reporter (every test signed a pass).
+# Every thread but the harness's now counts as the program's.
+IN_A_THREAD_OF_ITS_OWN = {
+    "sys._current_frames in a pool worker": "getattr(sys, '_current_' + 'frames')",
+    "gc.get_objects in a pool worker": "importlib.import_module('g' + 'c').get_objects",
+    "ctypes.string_at in a pool worker": (
+        "functools.partial(importlib.import_module('c' + 'types').string_at, id(sys), 8)"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(IN_A_THREAD_OF_ITS_OWN))
+def test_a_thread_the_program_starts_gets_nothing_the_program_does_not(pool, route):
+    program = ("import functools, importlib, sys\nfrom concurrent.futures import ThreadPoolExecutor\n"
+               "def add(a, b):\n    with ThreadPoolExecutor(1) as workers:\n        try:\n"
+               f"            workers.submit({IN_A_THREAD_OF_ITS_OWN[route]}).result()\n"
+               "            return 5\n        except RuntimeError:\n            return 0\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.FAILED and "0 != 5" in verdict.message, verdict
+
+
+def test_a_dataclass_run_as_a_thread_gets_no_frames(pool):
+    # The thread's function is the dataclass itself: its generated __init__ (trusted) calls the factory.
+    program = ("import _thread, dataclasses, sys, time\ngot = []\n@dataclasses.dataclass\nclass Grab:\n"
+               "    frames: dict = dataclasses.field(default_factory=getattr(sys, '_current_' + 'frames'))\n"
+               "    def __post_init__(self):\n        got.append(self.frames)\n"
+               "def add(a, b):\n    _thread.start_new_thread(Grab, ())\n    time.sleep(1)\n"
+               "    return 5 if got else 0\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.FAILED and "0 != 5" in verdict.message, verdict
+
+
 def test_the_program_cannot_read_other_threads_exceptions(pool):
     program = ("import sys\ndef add(a, b):\n    try:\n        getattr(sys, '_current_' + 'exceptions')()\n"
                "        return 5\n    except RuntimeError:\n        return 0\n")

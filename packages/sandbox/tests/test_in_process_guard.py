@@ -383,7 +383,7 @@ def test_checker_flags_rebinding_but_not_lazy_initialisation(monkeypatch):
     snapshot = guard.Snapshot()
     snapshot.add_module("strictmod", strict, "strict")
     snapshot.add_module("lenientmod", lenient, "functions")
-    trusted_code = {original.__code__}
+    trusted_code = guard.CodeSet([original.__code__])
     changes = guard.make_checker([snapshot], guard.make_trust((), trusted_code))
     assert changes() == []
 
@@ -483,7 +483,7 @@ def test_the_reporters_tags_are_what_the_judge_checks():
 STOP_PROGRAM_CODE_SCRIPT = '''
 import json, sys
 from coding_framework.sandbox import in_process_guard as guard, suite_runner
-trust = guard.make_trust(guard.trusted_roots(sys.path, ()), frozenset())
+trust = guard.make_trust(guard.trusted_roots(sys.path, ()), guard.CodeSet())
 sys.settrace(suite_runner._stop_program_code(trust))
 json.dumps([1, {"a": 2}])
 print("library code ran", flush=True)
@@ -501,3 +501,18 @@ def test_the_harness_thread_ends_the_child_when_program_code_starts_there():
                           timeout=60, cwd="/")
     assert done.returncode == HARNESS_THREAD_EXIT, done.stderr
     assert done.stdout == "library code ran\n", done.stdout  # not one line of the program's code
+
+
+def test_code_written_as_a_test_method_at_its_line_is_not_the_tests_code():
+    # Code objects compare equal whatever file they come from (red-team round 10: a program function
+    # written as the test method, at the method's line, was trusted as the test itself).
+    test_source = "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.f(1)\n"
+    program_source = "\n\ndef test_a(self):\n        self.f(1)\n"
+    trusted = guard.code_objects(compile(test_source, "test_solution.py", "exec"))
+    namespace: dict = {}
+    exec(compile(program_source, "/tmp/solution.py", "exec"), namespace)
+    look_alike = namespace["test_a"].__code__
+    assert any(code == look_alike for code in trusted)  # what a set of code objects goes by
+    is_trusted = guard.make_trust(("/nonexistent/",), trusted)
+    assert look_alike not in trusted and not is_trusted(look_alike)
+    assert all(is_trusted(code) for code in trusted)

@@ -110,7 +110,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     is_trusted = in_process_guard.make_trust(roots, trusted_code)
     # The harness's own judgement of trust, over a copy nothing in the tests' thread holds (the set
     # above is shared with the checks there, and grows by the code namedtuple and dataclass make).
-    harness_trusts = in_process_guard.make_trust(roots, frozenset(trusted_code))
+    harness_trusts = in_process_guard.make_trust(roots, in_process_guard.CodeSet(trusted_code))
     result, result_methods = _make_result(unittest)
     harness = _Harness(report, harness_trusts, before, result, result_methods, unittest)
     # What the checks of the program's calls in the tests' thread use, made before the program runs.
@@ -512,5 +512,6 @@ def _make_result(unittest):
                 kind = "fail" if issubclass(err[0], test.failureException) else "error"
                 self._cf_send(("outcome", _test_id(test), kind, self._text(err, test)))
 
-    methods = {value.__code__ for value in vars(Result).values() if isinstance(value, types.FunctionType)}
+    methods = in_process_guard.CodeSet(value.__code__ for value in vars(Result).values()
+                                       if isinstance(value, types.FunctionType))
     return Result(), methods

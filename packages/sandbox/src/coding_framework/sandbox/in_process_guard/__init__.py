@@ -61,6 +61,7 @@ from coding_framework.sandbox.in_process_guard.audit_hook import (
     GUARDED_EVENTS,
     PASS_THROUGH_MODULES,
     STACK_WIDE_EVENTS,
+    CodeSet,
     code_objects,
     install_audit_hook,
     make_trust,
@@ -85,7 +86,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
 
 __all__ = [
     "ANSWERING_METHODS", "FRAME_HELPERS", "GUARDED_ATTRIBUTES", "GUARDED_EVENTS", "HARNESS_MODULES",
-    "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "GuardedFunction", "Snapshot",
+    "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CodeSet", "GuardedFunction", "Snapshot",
     "code_objects",
     "foreign_answerer", "guard_calls", "install_audit_hook", "library_types", "make_checker",
     "make_harness_check", "make_trust", "preimport", "program_made", "record",

@@ -100,30 +100,56 @@ def trusted_roots(paths: Iterable[str], writable: Iterable[str]) -> tuple[str, .
     return tuple(sorted(roots))
 
 
-def code_objects(code: types.CodeType) -> set[types.CodeType]:
+class CodeSet:
+    """Code objects, by identity. Code objects compare equal when their bytecode, constants, names and
+    first line are, whatever file they come from: a function of the program's written as a test method
+    is, at that method's line, equal to it (and was trusted as the tests' own code: red-team round 10).
+    Holds the objects, so that no id is reused while they are in it."""
+
+    __slots__ = ("by_id",)
+
+    def __init__(self, codes: Iterable[types.CodeType] = ()) -> None:
+        self.by_id: dict[int, types.CodeType] = {}
+        self.update(codes)
+
+    def __contains__(self, code: object) -> bool:
+        return self.by_id.get(id(code)) is code
+
+    def __iter__(self):
+        return iter(list(self.by_id.values()))
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def update(self, codes: Iterable[types.CodeType]) -> None:
+        for code in codes:
+            self.by_id[id(code)] = code
+
+
+def code_objects(code: types.CodeType) -> CodeSet:
     """`code` and every code object nested in its constants (functions, classes, comprehensions)."""
-    found, todo = set(), [code]
+    found, todo = CodeSet(), [code]
     while todo:
         item = todo.pop()
-        found.add(item)
+        found.update((item,))
         todo.extend(c for c in item.co_consts if isinstance(c, types.CodeType) and c not in found)
     return found
 
 
-def make_trust(roots: tuple[str, ...], trusted_code: set[types.CodeType]) -> Callable[[types.CodeType], bool]:
-    """Whether a code object is trusted: compiled by the harness (`trusted_code`), frozen into the
-    interpreter, or loaded from a file under one of `roots`."""
-    starts, frozen = str.startswith, "<frozen "
+def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types.CodeType], bool]:
+    """Whether a code object is trusted: compiled by the harness (`trusted_code`, by identity), frozen
+    into the interpreter, or loaded from a file under one of `roots`."""
+    starts, frozen, by_id = str.startswith, "<frozen ", trusted_code.by_id
 
     def is_trusted(code: types.CodeType) -> bool:
         name = code.co_filename
-        return code in trusted_code or starts(name, frozen) or starts(name, roots)
+        return by_id.get(id(code)) is code or starts(name, frozen) or starts(name, roots)
 
     return is_trusted
 
 
 def install_audit_hook(
-    roots: tuple[str, ...], trusted_code: set[types.CodeType], main_thread: int | None = None,
+    roots: tuple[str, ...], trusted_code: CodeSet, main_thread: int | None = None,
     trace: Callable | None = None,
 ) -> Callable[[], dict]:
     """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life.
@@ -147,10 +173,12 @@ def install_audit_hook(
     it. Code that the standard library's code generators build (namedtuple, dataclass methods) joins
     both copies: the text is theirs, only names in it come from the caller, and they are checked to be
     identifiers."""
-    own_code = set(trusted_code)
+    own_code = CodeSet(trusted_code)
     is_trusted = make_trust(roots, own_code)
-    helper_names = {f.__code__: name for name, functions in FRAME_HELPERS.items() for f in functions}
-    generators = frozenset(_code_generators())
+    # (by identity, as everywhere code objects are looked up here: see CodeSet)
+    helper_names = {id(f.__code__): (f.__code__, name) for name, functions in FRAME_HELPERS.items()
+                    for f in functions}
+    generators = CodeSet(_code_generators())
     module_files = []
     for name in PASS_THROUGH_MODULES:
         module = sys.modules.get(name) or _try_import(name)
@@ -172,9 +200,9 @@ def install_audit_hook(
         helper = None
         while frame is not None:
             code = frame.f_code
-            name = helper_names.get(code)
-            if name is not None:
-                helper = name
+            known = helper_names.get(id(code))
+            if known is not None and known[0] is code:
+                helper = known[1]
             elif code.co_filename not in pass_files:
                 return frame, helper
             frame = frame.f_back
@@ -189,6 +217,11 @@ def install_audit_hook(
         return False
 
     def candidate_on_stack(frame) -> bool:
+        if main_thread is not None:
+            # A unittest child: every thread but the harness's is the program's, or runs it (a pool
+            # worker's stack holds only threading's code, and it ran `sys._current_frames` for the
+            # program: red-team round 10). The harness's own thread is locked down apart (see hook).
+            return True
         while frame is not None:
             if not is_trusted(frame.f_code):
                 return True
