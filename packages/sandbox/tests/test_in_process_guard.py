@@ -516,3 +516,28 @@ def test_code_written_as_a_test_method_at_its_line_is_not_the_tests_code():
     is_trusted = guard.make_trust(("/nonexistent/",), trusted)
     assert look_alike not in trusted and not is_trusted(look_alike)
     assert all(is_trusted(code) for code in trusted)
+
+
+MODULE_CLASS_SCRIPT = '''
+import importlib.util, math, sys, types
+from coding_framework.sandbox import in_process_guard as guard
+guard.install_audit_hook(guard.trusted_roots(sys.path, ()), guard.CodeSet(), main_thread=-1)
+import torch.utils.deterministic  # sets its own module's class, from its top-level code, as imported
+print(type(sys.modules["torch.utils.deterministic"]).__name__, flush=True)
+try:
+    importlib.util.LazyLoader(importlib.util.find_spec("math").loader).exec_module(math)
+    print("set", flush=True)
+except RuntimeError as exc:
+    print("refused" if "of a module" in str(exc) else str(exc), flush=True)
+'''
+
+
+def test_only_a_module_being_imported_may_have_its_class_set_by_its_own_code():
+    # Round 11: torch's config modules set their class while imported (the program's `import torch`
+    # was an error); importlib's LazyLoader on a module already loaded stays refused (round 4).
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", MODULE_CLASS_SCRIPT], capture_output=True, text=True,
+                          timeout=120, cwd="/")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["_Deterministic", "refused"], done.stdout

@@ -297,3 +297,13 @@ def test_a_class_fixture_that_skips_is_a_fixture_error_not_tampering(pool):
     verdict = pool.run(UnittestJob(program="def task_func(x):\n    return x\n", test=test))
     assert verdict.status is Status.ERROR, verdict
     assert verdict.message == "a class or module fixture failed: no resource", verdict
+
+
+def test_a_shared_multiprocessing_value_in_the_program_passes(pool):
+    # Refused by the audit hook until round 11 of the red-team found it: multiprocessing rebuilds a
+    # shared value with `type_.from_buffer(...)`, a ctypes event whose code names nothing else of ctypes.
+    program = ("import multiprocessing as mp\ndef task_func(x):\n    v = mp.Value('i', 0)\n"
+               "    with v.get_lock():\n        v.value = 2 * x\n    return v.value\n")
+    test = ("import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n"
+            "        self.assertEqual(task_func(21), 42)\n")
+    assert pool.run(UnittestJob(program=program, test=test)).status is Status.PASSED

@@ -186,13 +186,17 @@ def install_audit_hook(
             module_files.append(module.__file__)
     pass_files = frozenset(module_files)
     ctypes_module = sys.modules.get("ctypes") or _try_import("ctypes")
-    ctypes_names = frozenset({"ctypes"} | {n for n in dir(ctypes_module or object()) if n[:2] != "__"})
+    # (With the methods of ctypes types that map an existing buffer: multiprocessing's shared values
+    # are rebuilt with `type_.from_buffer(...)`, which names nothing else of ctypes.)
+    ctypes_names = frozenset({"ctypes", "from_buffer", "from_buffer_copy"}
+                             | {n for n in dir(ctypes_module or object()) if n[:2] != "__"})
     traceback_file = traceback.__file__
     getframe, get_ident, starts = sys._getframe, _thread_ident(), str.startswith
     import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
     len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
     type_, code_type, nested_code, module_type = builtins.type, types.CodeType, code_objects, types.ModuleType
+    module_namespace = types.ModuleType.__dict__["__dict__"].__get__
 
     def asker(frame):
         """(the frame on whose behalf an event happens, name of the helper it called or None): the
@@ -224,6 +228,18 @@ def install_audit_hook(
             return True
         while frame is not None:
             if not is_trusted(frame.f_code):
+                return True
+            frame = frame.f_back
+        return False
+
+    def importing(frame, namespace: dict) -> bool:
+        """Whether the trusted top-level code of the module whose namespace is `namespace` is running
+        (on the stack from `frame` down), with only trusted code above it."""
+        while frame is not None:
+            code = frame.f_code
+            if not is_trusted(code):
+                return False
+            if code.co_name == "<module>" and frame.f_globals is namespace:
                 return True
             frame = frame.f_back
         return False
@@ -312,9 +328,11 @@ def install_audit_hook(
                 # asks: pandas' `pd.eval("name", level=n)` read a local of the harness for the program.
                 refuse(event, " (a frame of the program's callers)", args)
             if (event == "object.__setattr__" and args[1] == "__class__" and isinstance_(args[0], module_type)
-                    and candidate_on_stack(direct)):
+                    and candidate_on_stack(direct) and not importing(direct, module_namespace(args[0]))):
                 # A module's class decides every attribute read of it (importlib's LazyLoader sets one
-                # that runs a loader of the program's at the tests' next `math.isclose`), whoever asks.
+                # that runs a loader of the program's at the tests' next `math.isclose`), whoever asks;
+                # except while that module's own trusted top-level code runs, importing it (torch's
+                # config modules set their class so, through a helper of torch's).
                 refuse(event, " of a module", args)
             frame, helper = asker(direct)
             if frame is not None and not is_trusted(frame.f_code):
