@@ -20,7 +20,9 @@ could in principle reach the harness. Defences, each one checked by the trusted 
    (and frames, gc walks and ctypes to anyone in the harness's thread), and the bindings the tests rely
    on are compared after the program loads and after every test, before that test's outcomes are sent
    (in_process_guard).
-This is defence in depth, weaker than function-call isolation; prefer FunctionCallJob where possible.
+This is defence in depth, weaker than function-call isolation, and no defence at all against a program
+that reads and writes the process's memory (numpy over a raw address finds the reporter: README, "not
+closed"); prefer FunctionCallJob where possible.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     Two threads. This one, the harness's, reads the key, keeps the reporter, the recorded bindings and
     their checks, and never runs the program's code. The tests' thread (_tests_thread) loads the
     program and the tests and runs the suite; unittest's calls of the test result hand each outcome
-    over (_hand_over) and wait while this thread reads it, and who sent it, off the tests' own stack
+    over (_HandOver) and wait while this thread reads it, and who sent it, off the tests' own stack
     (_Harness.authenticate), checks the bindings at the end of each test, and sends the outcomes. No
     frame of the tests' thread leads here: a frame the program gets hold of there (library code that
     hands its caller's frames on: the class the red-team found nine members of) holds no key, no
@@ -233,7 +235,7 @@ class _Harness:
 
     def authenticate(self, top) -> tuple[tuple, object]:
         """(the message, the frame that sent it), read off the tests' thread's stack, where it waits in
-        _hand_over: its caller must be unittest calling our result's methods, or the tests' thread's
+        _HandOver.__call__: its caller must be unittest calling our result's methods, or the tests' thread's
         own function; an outcome that can pass a test must come from unittest's TestCase.run of a test
         of the suite, with nothing but trusted code on the stack."""
         if top is None or top.f_code is not self.hand_over_code:
