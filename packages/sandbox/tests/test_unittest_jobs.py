@@ -240,6 +240,28 @@ def test_either_canary_passing_is_tampering():
     assert status is Status.ERROR and message.endswith("the canary test reported missing"), message
 
 
+# Round 10's regression pass: a correct program whose objects hold a half-used generator of their own
+# (garbage the collector finalizes), with a thread of its own loading records meanwhile, ended as
+# "the program's code started to run in the harness's thread" in 9 samples of 10: the harness turned
+# the collector back on in its own thread, and the loader's allocations made it collect there.
+LOADER_THREAD = ("import threading, time\nclass Tokenizer:\n    def __init__(self, text):\n"
+                 "        self._tokens = self._gen(text)\n    def _gen(self, text):\n"
+                 "        for t in text.split():\n            yield t\n    def next_token(self):\n"
+                 "        return next(self._tokens)\nrecords = []\ndef load():\n    i = 0\n"
+                 "    while len(records) < 300_000:\n        records.append({'id': i, 'tags': [i]})\n"
+                 "        i += 1\n        if i % 100 == 0:\n            time.sleep(0.001)\n"
+                 "threading.Thread(target=load, daemon=True).start()\n"
+                 "def task_func(x):\n    return 2 * int(Tokenizer(f'{x} a b c').next_token())\n")
+
+
+def test_finalizers_of_a_program_with_an_allocating_thread_run_in_its_own_threads(pool):
+    test = "import unittest\nclass TestCases(unittest.TestCase):\n" + "".join(
+        f"    def test_{i}(self):\n        self.assertEqual(task_func({i}), {2 * i})\n" for i in range(5))
+    for _ in range(3):
+        verdict = pool.run(UnittestJob(program=LOADER_THREAD, test=test))
+        assert verdict.status is Status.PASSED, verdict
+
+
 def test_program_finalizers_collected_often_never_run_in_the_harnesss_thread(pool):
     # A correct program that leaves cyclic garbage with a __del__ of its own and makes the collector run
     # at nearly every allocation. The harness's thread allocates too; a collection there would run the
