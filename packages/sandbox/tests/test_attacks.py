@@ -845,6 +845,39 @@ def test_a_dataclass_run_as_a_thread_gets_no_frames(pool):
     assert verdict.status is Status.FAILED and "0 != 5" in verdict.message, verdict
 
 
+# Round 12: unittest's shared defaultTestLoader is an instance, whose own attributes the bindings guard
+# did not watch. The program gave it a loadTestsFromTestCase loading subclasses with empty tests under
+# the same names (every test passed), or test-name patterns leaving an inherited test out (never
+# reported, never missed). The harness now loads with a loader of its own and checks the suite is
+# exactly the trusted classes' tests (in_process_guard.foreign_in_class, _Harness.list_tests).
+MIXIN_TEST = ("import unittest\nclass Checks:\n    def test_double(self):\n"
+              "        self.assertEqual(add(3, 0), 6)\n"
+              "class TestAdd(Checks, unittest.TestCase):\n    def test_type(self):\n"
+              "        self.assertIsInstance(add(1, 1), int)\n")
+LOADER_ROUTES = {
+    "empty tests under the same names": (
+        "import importlib\nloader = getattr(importlib.import_module('unit' + 'test'), 'defaultTestLoader')\n"
+        "real = loader.loadTestsFromTestCase\ndef noop(self):\n    pass\n"
+        "def swap(cls):\n    if cls.__name__.startswith('CfCanary'):\n        return real(cls)\n"
+        "    names = loader.getTestCaseNames(cls)\n"
+        "    return real(type(cls.__name__, (cls,), {n: noop for n in names}))\n"
+        "loader.loadTestsFromTestCase = swap\ndef add(a, b):\n    return 3 * a\n", UNIT_TEST),
+    "an inherited test left out": (
+        "import importlib\nloader = getattr(importlib.import_module('unit' + 'test'), 'defaultTestLoader')\n"
+        "loader.testNamePatterns = ['*.test_type', '*.test_must_fail']\ndef add(a, b):\n    return 3 * a\n",
+        MIXIN_TEST),
+}
+
+
+@pytest.mark.parametrize("route", sorted(LOADER_ROUTES))
+def test_the_shared_test_loader_decides_nothing(pool, route):
+    program, test = LOADER_ROUTES[route]
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.FAILED, verdict
+    right = "def add(a, b):\n    return a + b if b else 2 * a\n"
+    assert pool.run(UnittestJob(program=right, test=test)).status is Status.PASSED
+
+
 def test_the_program_cannot_read_other_threads_exceptions(pool):
     program = ("import sys\ndef add(a, b):\n    try:\n        getattr(sys, '_current_' + 'exceptions')()\n"
                "        return 5\n    except RuntimeError:\n        return 0\n")

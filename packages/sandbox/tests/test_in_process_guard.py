@@ -541,3 +541,26 @@ def test_only_a_module_being_imported_may_have_its_class_set_by_its_own_code():
                           timeout=120, cwd="/")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["_Deterministic", "refused"], done.stdout
+
+
+def test_foreign_in_class_finds_what_the_tests_did_not_put_in_a_test_class():
+    import unittest
+    from unittest import mock
+
+    source = ("import unittest\nclass Trusted(unittest.TestCase):\n    maxDiff = None\n"
+              "    helper = mock.MagicMock()\n    def test_a(self):\n        pass\n"
+              "    @classmethod\n    def setUpClass(cls):\n        pass\n")
+    code = compile(source, "test_solution.py", "exec")
+    namespace: dict = {"mock": mock}
+    exec(code, namespace)
+    trusted = namespace["Trusted"]
+    is_trusted = guard.make_trust(guard.trusted_roots(sys.path, ("/tmp",)), guard.code_objects(code))
+    recorded = {id(unittest.TestCase): unittest.TestCase}
+    assert guard.foreign_in_class(trusted, is_trusted, recorded) is None
+    program = {}
+    exec(compile("def noop(self):\n    pass\n", "/tmp/solution.py", "exec"), program)
+    empty = type("Trusted", (trusted,), {"test_a": program["noop"]})
+    assert "Trusted.test_a is the program's" in guard.foreign_in_class(empty, is_trusted, recorded)
+    lenient = type("Trusted", (trusted,), {"assertEqual": len})
+    assert "is a builtin_function_or_method" in guard.foreign_in_class(lenient, is_trusted, recorded)
+    assert guard.foreign_in_class(type("Trusted", (trusted,), {}), is_trusted, recorded) is None

@@ -114,7 +114,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # above is shared with the checks there, and grows by the code namedtuple and dataclass make).
     harness_trusts = in_process_guard.make_trust(roots, in_process_guard.CodeSet(trusted_code))
     result, result_methods = _make_result(unittest)
-    harness = _Harness(report, harness_trusts, before, result, result_methods, unittest)
+    harness = _Harness(report, harness_trusts, before, result, result_methods, unittest, class_names)
     # What the checks of the program's calls in the tests' thread use, made before the program runs.
     call_checks = (in_process_guard.make_harness_check(is_trusted),
                    in_process_guard.make_checker([before_in_tests], is_trusted, program_made_only=True))
@@ -135,7 +135,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     tests_top = lambda: harness_frames().get(tests_thread[0])  # noqa: E731 - made before the thread starts
     tests_thread.append(_thread.start_new_thread(_tests_thread, (
         hand_over, _thread.get_ident(), program, module_name, test_code, class_names, before_in_tests,
-        call_checks, is_trusted, libraries, result, unittest)))
+        call_checks, is_trusted, libraries, result, unittest, unittest.TestLoader())))
     stopped = None
     try:
         return harness.serve(request, reply, tests_top)
@@ -187,13 +187,22 @@ class _Harness:
     this thread's frames (and no class attribute holds state). What it calls is taken here, before the
     program runs: the module's globals are the program's to rebind (found at the next check only)."""
 
-    def __init__(self, report, is_trusted, before, result, result_methods, unittest) -> None:
+    def __init__(self, report, is_trusted, before, result, result_methods, unittest, class_names) -> None:
         self.report, self.is_trusted, self.result = report, is_trusted, result
         self.result_methods = result_methods
         self.tampering, self.positive = Tampering, _POSITIVE
         self.plain_message, self.test_id = _plain_message, _test_id
         self.snapshot, self.make_checker = in_process_guard.Snapshot, in_process_guard.make_checker
         self.snapshots = [before]
+        # The suite must be exactly the tests of the trusted source's classes, as a loader of this
+        # thread's own finds them (the program had swapped the shared loader's method for one loading
+        # subclasses with empty tests under the same names: red-team round 12).
+        self.class_names, self.loader, self.test_case = class_names, unittest.TestLoader(), unittest.TestCase
+        self.recorded = {id(cls): cls for _label, cls, _mro in before.class_mros}
+        self.foreign_in_class = in_process_guard.foreign_in_class
+        self.str_keyed_copy = in_process_guard.str_keyed_copy
+        self.guarded_type = in_process_guard.GuardedFunction
+        self.module_namespace = types.ModuleType.__dict__["__dict__"].__get__
         self.changes = self.make_checker(self.snapshots, is_trusted, harness_side=True)
         self.unittest_files = frozenset(m.__file__ for m in (unittest.case, unittest.suite))
         self.run_code = unittest.case.TestCase.run.__code__
@@ -281,7 +290,7 @@ class _Harness:
             self.snapshots.append(after_load)
             self.changes = self.make_checker(self.snapshots, self.is_trusted, harness_side=True)
             self.check_and_send()
-            self.list_tests(suite)
+            self.list_tests(suite, tests_module)
         elif kind == "failed":
             self.report("<load>", "error", message[1])
             return 1
@@ -326,15 +335,38 @@ class _Harness:
                 raise Tampering("a pass was reported with unittest's record of the test changed")
         return listed
 
-    def list_tests(self, suite) -> None:
-        """Every TestCase the loaded suite holds, by identity, with its id (_test_id)."""
-        todo = [suite]
+    def list_tests(self, suite, tests_module) -> None:
+        """Every TestCase the loaded suite holds, by identity, with its id (_test_id); raises Tampering
+        unless they are exactly the tests that the trusted source's test classes (as bound in the test
+        module now) define, inherited ones included, found by this thread's own loader, and unless
+        those classes hold nothing of the program's (foreign_in_class)."""
+        namespace = self.str_keyed_copy(self.module_namespace(tests_module))
+        if namespace is None:
+            raise Tampering("the test module holds a key that is not a str")
+        expected: dict[str, type] = {}
+        for name in self.class_names:
+            cls = namespace.get(name)
+            if not (issubclass(type(cls), type) and issubclass(cls, self.test_case)):
+                continue
+            foreign = self.foreign_in_class(cls, self.is_trusted, self.recorded, (self.guarded_type,))
+            if foreign is not None:
+                raise Tampering(f"a test class holds what the tests did not put there: {foreign}")
+            for method in self.loader.getTestCaseNames(cls):
+                expected[f"{name}.{method}"] = cls
+        todo, seen = [suite], set()
         while todo:
             item = todo.pop()
             if issubclass(type(item), self.suite_class):  # type(): never the item's own __class__
                 todo.extend(item._tests)
             elif item is not None:
-                self.tests[id(item)] = (item, self.test_id(item))
+                test_id = self.test_id(item)
+                if expected.get(test_id) is not type(item) or test_id in seen:
+                    raise Tampering(f"the suite holds a test the trusted classes do not define: {test_id}")
+                seen.add(test_id)
+                self.tests[id(item)] = (item, test_id)
+        missing = sorted(set(expected) - seen)
+        if missing:
+            raise Tampering(f"the suite leaves out tests of the trusted classes: {', '.join(missing[:5])}")
 
     def check_and_send(self) -> None:
         """Check the bindings, then send the outcomes held until now; raises Tampering on a change."""
@@ -368,7 +400,7 @@ def _plain_message(message: object) -> tuple:
 
 
 def _tests_thread(hand_over, harness_thread, program, module_name, test_code, class_names, before,
-                  call_checks, is_trusted, libraries, result, unittest) -> None:
+                  call_checks, is_trusted, libraries, result, unittest, loader) -> None:
     """The tests' thread: load the program and the tests, run the suite, handing over at each step.
     threading sees it as the main thread and the only one, as the program would without the harness:
     named MainThread, not a daemon (threads it starts inherit that), asyncio's `get_event_loop()` makes
@@ -386,7 +418,7 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     try:
         # `tests` is read off this frame by the harness (_Harness.handle, "ready").
         tests, suite = _load_tests(module, module_name, test_code, class_names,  # noqa: RUF059
-                                   before, call_checks, is_trusted, libraries, unittest)
+                                   before, call_checks, is_trusted, libraries, unittest, loader)
     except BaseException as exc:
         hand_over(("failed", f"the tests did not load: {type(exc).__name__}: {exc}"))
         return
@@ -408,7 +440,7 @@ def _become_main_thread(harness_thread: int) -> None:
 
 
 def _load_tests(module, module_name, test_code, class_names, before, call_checks, is_trusted, libraries,
-                unittest):
+                unittest, loader):
     """(the test module, with the program's names guarded, run; the suite of its test classes)."""
     builtins_names = frozenset(vars(builtins))
     # Checks when a guarded call returns; the test module joins them once it exists (a program
@@ -435,16 +467,18 @@ def _load_tests(module, module_name, test_code, class_names, before, call_checks
     mid_test[0] = in_process_guard.make_checker([before, after_load], is_trusted, program_made_only=True)
     # The classes the trusted source defines, by name, never every object in the module (the program's
     # too: a `__class__` property answering the loader's isinstance runs the program's code there).
-    return tests, unittest.TestSuite(_load_cases(unittest, tests, class_names))
+    return tests, unittest.TestSuite(_load_cases(unittest, tests, class_names, loader))
 
 
-def _load_cases(unittest, tests: types.ModuleType, class_names: list[str]):
+def _load_cases(unittest, tests: types.ModuleType, class_names: list[str], loader):
     """A suite per TestCase class of `class_names` (those the trusted source and the canaries define at
-    their top level), in that order; inherited test methods included."""
+    their top level), in that order; inherited test methods included. `loader`: one made before the
+    program ran, never unittest's shared `defaultTestLoader` (the program's to change), through the
+    sealed class's own method."""
     for name in class_names:
         cls = tests.__dict__.get(name)
         if issubclass(type(cls), type) and issubclass(cls, unittest.TestCase):
-            yield unittest.defaultTestLoader.loadTestsFromTestCase(cls)
+            yield unittest.TestLoader.loadTestsFromTestCase(loader, cls)
 
 
 def _make_reporter(chan: wire.FdChannel, key: bytes):

@@ -71,11 +71,13 @@ from coding_framework.sandbox.in_process_guard.bindings import (
     HARNESS_MODULES,
     SEALED_MODULES,
     Snapshot,
+    foreign_in_class,
     make_checker,
     make_harness_check,
     preimport,
     program_made,
     record,
+    str_keyed_copy,
 )
 from coding_framework.sandbox.in_process_guard.guarded_calls import GuardedFunction, guard_calls
 from coding_framework.sandbox.in_process_guard.returned_values import (
@@ -87,8 +89,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
 __all__ = [
     "ANSWERING_METHODS", "FRAME_HELPERS", "GUARDED_ATTRIBUTES", "GUARDED_EVENTS", "HARNESS_MODULES",
     "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CodeSet", "GuardedFunction", "Snapshot",
-    "code_objects",
-    "foreign_answerer", "guard_calls", "install_audit_hook", "library_types", "make_checker",
-    "make_harness_check", "make_trust", "preimport", "program_made", "record",
-    "trusted_roots",
+    "code_objects", "foreign_answerer", "foreign_in_class", "guard_calls", "install_audit_hook",
+    "library_types", "make_checker", "make_harness_check", "make_trust", "preimport", "program_made",
+    "record", "str_keyed_copy", "trusted_roots",
 ]

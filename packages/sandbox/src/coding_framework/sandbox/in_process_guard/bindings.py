@@ -322,7 +322,7 @@ def make_checker(
     mros = [e for s in snapshots for e in s.class_mros]
     shared = [] if harness_side else [e for s in snapshots for e in s.shared]
     function_state, same_state, mro_of, qualname_of = _function_state, _same_state, _MRO, _qualname
-    copied = _str_keyed_copy if harness_side else None
+    copied = str_keyed_copy if harness_side else None
 
     def changes() -> list[str]:
         found = [f"{label} was changed" for label, read, seen in sealed if read() != seen][:limit]
@@ -391,6 +391,7 @@ def make_checker(
 
 
 _TYPE_QUALNAME = type.__dict__["__qualname__"].__get__
+_TYPE_FLAGS, _HEAP_TYPE = type.__dict__["__flags__"].__get__, 1 << 9  # Py_TPFLAGS_HEAPTYPE
 
 
 def _qualname(value: object) -> str | None:
@@ -404,7 +405,33 @@ def _qualname(value: object) -> str | None:
     return None
 
 
-def _str_keyed_copy(namespace, _sum=sum, _map=map, _len=len, _str=str, _repeat=repeat) -> dict | None:
+def foreign_in_class(cls: type, is_trusted: Callable[[types.CodeType], bool], recorded: dict[int, type],
+                     allowed: tuple[type, ...] = (), _callable=callable) -> str | None:
+    """What in `cls`, or a class it derives from that is not among `recorded` (id -> class: the classes
+    recorded before the program ran, whose namespaces the bindings guard watches), the trusted code did
+    not put there, or None: a function of untrusted code (also held by a classmethod, staticmethod,
+    property or partial), or a callable other than a class, a function, a genuine unittest.mock object
+    or one of `allowed`'s types (GuardedFunction); `len` as a test class's `assertEqual` answers every
+    assertion. Class namespaces are read through str-keyed copies made in C (str_keyed_copy)."""
+    for klass in _MRO(cls):
+        if recorded.get(id(klass)) is klass or not _TYPE_FLAGS(klass) & _HEAP_TYPE:
+            continue  # watched by the bindings guard, or a static type, which nothing can change
+        namespace = str_keyed_copy(_CLASS_DICT(klass))
+        if namespace is None:
+            return f"{_TYPE_QUALNAME(klass)} holds a key that is not a str"
+        for name, value in namespace.items():
+            func, _ = _unwrap(value)
+            kind = _type(func)
+            if kind is _FUNCTION:
+                if not is_trusted(func.__code__):
+                    return f"{_TYPE_QUALNAME(klass)}.{name} is the program's"
+            elif (_callable(func) and not _issubclass(kind, _TYPE) and kind not in allowed
+                  and not _genuine_mock(kind, is_trusted)):
+                return f"{_TYPE_QUALNAME(klass)}.{name} is a {_TYPE_QUALNAME(kind)}"
+    return None
+
+
+def str_keyed_copy(namespace, _sum=sum, _map=map, _len=len, _str=str, _repeat=repeat) -> dict | None:
     """A copy of a dict or a class's mappingproxy, made in C (no key's `__hash__` or `__eq__` runs), or
     None when a key is not an exact str (counted in C too: `map(is_, map(type, ...))`). The builtins it
     uses are its defaults, taken at import: the program may rebind the module's."""
