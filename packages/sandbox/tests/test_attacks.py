@@ -878,6 +878,18 @@ def test_the_shared_test_loader_decides_nothing(pool, route):
     assert pool.run(UnittestJob(program=right, test=test)).status is Status.PASSED
 
 
+def test_an_assertion_shadowed_on_the_test_class_after_loading_is_found(pool):
+    # Round 13: set on the test class once the suite was listed (here while the first test calls the
+    # program, so that the second test's assertEqual is "".format: it passed), a classmethod wrapping a
+    # C method was neither callable (the "methods" mode of the bindings check) nor the program's code.
+    program = ("import importlib\ndef add(a, b):\n"
+               "    tests = importlib.import_module('test_' + 'solution')\n"
+               "    setattr(tests.TestAdd, 'assertEqual', classmethod(''.format))\n    return 5\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "TestAdd.assertEqual is a builtin_function_or_method" in verdict.message, verdict
+
+
 def test_the_program_cannot_read_other_threads_exceptions(pool):
     program = ("import sys\ndef add(a, b):\n    try:\n        getattr(sys, '_current_' + 'exceptions')()\n"
                "        return 5\n    except RuntimeError:\n        return 0\n")

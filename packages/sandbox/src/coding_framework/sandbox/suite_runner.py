@@ -199,6 +199,7 @@ class _Harness:
         # subclasses with empty tests under the same names: red-team round 12).
         self.class_names, self.loader, self.test_case = class_names, unittest.TestLoader(), unittest.TestCase
         self.recorded = {id(cls): cls for _label, cls, _mro in before.class_mros}
+        self.test_classes: list[type] = []  # the trusted classes the suite's tests are of (list_tests)
         self.foreign_in_class = in_process_guard.foreign_in_class
         self.str_keyed_copy = in_process_guard.str_keyed_copy
         self.guarded_type = in_process_guard.GuardedFunction
@@ -327,6 +328,7 @@ class _Harness:
             frame = frame.f_back
         if len(runs) != 1 or runs[0].f_locals.get("self") is not test:
             raise Tampering(f"a {outcome} was reported outside unittest's run of that test")
+        self.check_test_classes()
         if outcome == "pass":
             state = runs[0].f_locals.get("outcome")
             if (type(state) is not self.outcome_class or frozenset(state.__dict__) != self.outcome_keys
@@ -348,9 +350,8 @@ class _Harness:
             cls = namespace.get(name)
             if not (issubclass(type(cls), type) and issubclass(cls, self.test_case)):
                 continue
-            foreign = self.foreign_in_class(cls, self.is_trusted, self.recorded, (self.guarded_type,))
-            if foreign is not None:
-                raise Tampering(f"a test class holds what the tests did not put there: {foreign}")
+            self.test_classes.append(cls)
+            self.check_test_classes()
             for method in self.loader.getTestCaseNames(cls):
                 expected[f"{name}.{method}"] = cls
         todo, seen = [suite], set()
@@ -368,11 +369,22 @@ class _Harness:
         if missing:
             raise Tampering(f"the suite leaves out tests of the trusted classes: {', '.join(missing[:5])}")
 
+    def check_test_classes(self) -> None:
+        """Raise Tampering if a test class holds what the tests did not put there (foreign_in_class):
+        checked when the suite is listed, at the end of every test, and with every outcome that can
+        pass one (a thread of the program's set `assertEqual = classmethod("".format)` on the test
+        class once the suite was listed: red-team round 13)."""
+        for cls in self.test_classes:
+            foreign = self.foreign_in_class(cls, self.is_trusted, self.recorded, (self.guarded_type,))
+            if foreign is not None:
+                raise Tampering(f"a test class holds what the tests did not put there: {foreign}")
+
     def check_and_send(self) -> None:
         """Check the bindings, then send the outcomes held until now; raises Tampering on a change."""
         found = self.changes()
         if found:
             raise Tampering("; ".join(found))
+        self.check_test_classes()
         for outcome in self.held:
             self.report(*outcome)
         self.held.clear()
