@@ -890,6 +890,19 @@ def test_an_assertion_shadowed_on_the_test_class_after_loading_is_found(pool):
     assert "TestAdd.assertEqual is a builtin_function_or_method" in verdict.message, verdict
 
 
+def test_an_assertion_swapped_for_another_trusted_one_on_the_test_class_is_found(pool):
+    # Round 14: unittest's own assertNotEqual, in a classmethod, set as the test class's assertEqual
+    # (neither callable nor the program's code, and trusted code at that): every later assertion passed.
+    program = ("import importlib\ndef add(a, b):\n"
+               "    tests = importlib.import_module('test_' + 'solution')\n"
+               "    base = tests.TestAdd.__mro__[1]\n"
+               "    setattr(tests.TestAdd, 'assertEqual', classmethod(base.__dict__['assertNotEqual']))\n"
+               "    return 5\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "TestAdd.assertEqual is not the tests' own code" in verdict.message, verdict
+
+
 def test_the_program_cannot_read_other_threads_exceptions(pool):
     program = ("import sys\ndef add(a, b):\n    try:\n        getattr(sys, '_current_' + 'exceptions')()\n"
                "        return 5\n    except RuntimeError:\n        return 0\n")

@@ -545,22 +545,32 @@ def test_only_a_module_being_imported_may_have_its_class_set_by_its_own_code():
 
 def test_foreign_in_class_finds_what_the_tests_did_not_put_in_a_test_class():
     import unittest
-    from unittest import mock
 
-    source = ("import unittest\nclass Trusted(unittest.TestCase):\n    maxDiff = None\n"
-              "    helper = mock.MagicMock()\n    def test_a(self):\n        pass\n"
+    source = ("import unittest\nfrom unittest import mock\nclass Trusted(unittest.TestCase):\n"
+              "    maxDiff = None\n    helper = mock.MagicMock()\n    def test_a(self):\n        pass\n"
+              "    @mock.patch('os.getcwd')\n    def test_b(self, cwd):\n        pass\n"
               "    @classmethod\n    def setUpClass(cls):\n        pass\n")
     code = compile(source, "test_solution.py", "exec")
-    namespace: dict = {"mock": mock}
+    namespace: dict = {}
     exec(code, namespace)
     trusted = namespace["Trusted"]
-    is_trusted = guard.make_trust(guard.trusted_roots(sys.path, ("/tmp",)), guard.code_objects(code))
+    own = guard.code_objects(code)
+    is_trusted = guard.make_trust(guard.trusted_roots(sys.path, ("/tmp",)), own)
     recorded = {id(unittest.TestCase): unittest.TestCase}
-    assert guard.foreign_in_class(trusted, is_trusted, recorded) is None
+
+    def foreign(cls):
+        return guard.foreign_in_class(cls, own, recorded, (), is_trusted)
+
+    assert foreign(trusted) is None  # data, a genuine mock, a mock.patch wrapper, a classmethod
     program = {}
     exec(compile("def noop(self):\n    pass\n", "/tmp/solution.py", "exec"), program)
     empty = type("Trusted", (trusted,), {"test_a": program["noop"]})
-    assert "Trusted.test_a is the program's" in guard.foreign_in_class(empty, is_trusted, recorded)
-    lenient = type("Trusted", (trusted,), {"assertEqual": len})
-    assert "is a builtin_function_or_method" in guard.foreign_in_class(lenient, is_trusted, recorded)
-    assert guard.foreign_in_class(type("Trusted", (trusted,), {}), is_trusted, recorded) is None
+    assert "Trusted.test_a is not the tests' own code" in foreign(empty)
+    assert "is a builtin_function_or_method" in foreign(type("Trusted", (trusted,), {"assertEqual": len}))
+    # Round 14: trusted functions, even wrapped in a classmethod, are not the tests' own.
+    for swapped in (classmethod(unittest.TestCase.assertNotEqual), unittest.TestCase.assertNotEqual):
+        shadowing = type("Trusted", (trusted,), {"assertEqual": swapped})
+        assert "Trusted.assertEqual is not the tests' own code" in foreign(shadowing)
+    assert "is a type" in foreign(type("Trusted", (trusted,), {"assertEqual": slice}))
+    assert foreign(type("Trusted", (trusted,), {"failureException": AssertionError})) is None
+    assert foreign(type("Trusted", (trusted,), {})) is None

@@ -112,9 +112,11 @@ def run_in_child(chan: wire.FdChannel) -> int:
     is_trusted = in_process_guard.make_trust(roots, trusted_code)
     # The harness's own judgement of trust, over a copy nothing in the tests' thread holds (the set
     # above is shared with the checks there, and grows by the code namedtuple and dataclass make).
-    harness_trusts = in_process_guard.make_trust(roots, in_process_guard.CodeSet(trusted_code))
+    own_code = in_process_guard.CodeSet(trusted_code)  # the harness's copy: the test source's code
+    harness_trusts = in_process_guard.make_trust(roots, own_code)
     result, result_methods = _make_result(unittest)
-    harness = _Harness(report, harness_trusts, before, result, result_methods, unittest, class_names)
+    harness = _Harness(report, harness_trusts, before, result, result_methods, unittest, class_names,
+                       own_code)
     # What the checks of the program's calls in the tests' thread use, made before the program runs.
     call_checks = (in_process_guard.make_harness_check(is_trusted),
                    in_process_guard.make_checker([before_in_tests], is_trusted, program_made_only=True))
@@ -187,7 +189,8 @@ class _Harness:
     this thread's frames (and no class attribute holds state). What it calls is taken here, before the
     program runs: the module's globals are the program's to rebind (found at the next check only)."""
 
-    def __init__(self, report, is_trusted, before, result, result_methods, unittest, class_names) -> None:
+    def __init__(self, report, is_trusted, before, result, result_methods, unittest, class_names,
+                 own_code) -> None:
         self.report, self.is_trusted, self.result = report, is_trusted, result
         self.result_methods = result_methods
         self.tampering, self.positive = Tampering, _POSITIVE
@@ -200,6 +203,7 @@ class _Harness:
         self.class_names, self.loader, self.test_case = class_names, unittest.TestLoader(), unittest.TestCase
         self.recorded = {id(cls): cls for _label, cls, _mro in before.class_mros}
         self.test_classes: list[type] = []  # the trusted classes the suite's tests are of (list_tests)
+        self.own_code = own_code
         self.foreign_in_class = in_process_guard.foreign_in_class
         self.str_keyed_copy = in_process_guard.str_keyed_copy
         self.guarded_type = in_process_guard.GuardedFunction
@@ -375,7 +379,8 @@ class _Harness:
         pass one (a thread of the program's set `assertEqual = classmethod("".format)` on the test
         class once the suite was listed: red-team round 13)."""
         for cls in self.test_classes:
-            foreign = self.foreign_in_class(cls, self.is_trusted, self.recorded, (self.guarded_type,))
+            foreign = self.foreign_in_class(cls, self.own_code, self.recorded, (self.guarded_type,),
+                                            self.is_trusted)
             if foreign is not None:
                 raise Tampering(f"a test class holds what the tests did not put there: {foreign}")
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from itertools import repeat
 from operator import is_ as _is
 
-from coding_framework.sandbox.in_process_guard.audit_hook import _try_import
+from coding_framework.sandbox.in_process_guard.audit_hook import CodeSet, _try_import
 from coding_framework.sandbox.in_process_guard.returned_values import (
     _ANY_NAME,
     _CLASS_DICT,
@@ -392,6 +392,7 @@ def make_checker(
 
 _TYPE_QUALNAME = type.__dict__["__qualname__"].__get__
 _TYPE_FLAGS, _HEAP_TYPE = type.__dict__["__flags__"].__get__, 1 << 9  # Py_TPFLAGS_HEAPTYPE
+_FUNCTION_DICT = types.FunctionType.__dict__["__dict__"].__get__
 
 
 def _qualname(value: object) -> str | None:
@@ -405,17 +406,24 @@ def _qualname(value: object) -> str | None:
     return None
 
 
-def foreign_in_class(cls: type, is_trusted: Callable[[types.CodeType], bool], recorded: dict[int, type],
-                     allowed: tuple[type, ...] = (), _callable=callable) -> str | None:
+def foreign_in_class(cls: type, own_code: CodeSet, recorded: dict[int, type],
+                     allowed: tuple[type, ...] = (),
+                     is_trusted: Callable[[types.CodeType], bool] | None = None,
+                     _callable=callable) -> str | None:
     """What in `cls`, or a class it derives from that is not among `recorded` (id -> class: the classes
-    recorded before the program ran, whose namespaces the bindings guard watches), the trusted code did
-    not put there, or None: a function of untrusted code (also held by a classmethod, staticmethod,
-    property or partial), or a callable other than a class, a function, a genuine unittest.mock object
-    or one of `allowed`'s types (GuardedFunction); `len` as a test class's `assertEqual` answers every
-    assertion. Class namespaces are read through str-keyed copies made in C (str_keyed_copy)."""
+    recorded before the program ran, whose namespaces the bindings guard watches; static types are
+    skipped too), the tests did not put there, or None. Such a class is the trusted test source's: each
+    function in it (also behind a classmethod, staticmethod, property or partial, and through the
+    `__wrapped__` of trusted wrappers such as mock.patch's) must be the source's own code (`own_code`,
+    by identity; a test added with `setattr` may be a lambda). Any other callable but a genuine
+    unittest.mock object (with `is_trusted`), an exception class, or one of `allowed`'s types
+    (GuardedFunction) is foreign:
+    `assertEqual = classmethod(TestCase.assertNotEqual)` (a trusted function, but not the tests'), and
+    `len` or `slice` as an assertion each answer every check. Namespaces are read through str-keyed
+    copies made in C (str_keyed_copy)."""
     for klass in _MRO(cls):
         if recorded.get(id(klass)) is klass or not _TYPE_FLAGS(klass) & _HEAP_TYPE:
-            continue  # watched by the bindings guard, or a static type, which nothing can change
+            continue
         namespace = str_keyed_copy(_CLASS_DICT(klass))
         if namespace is None:
             return f"{_TYPE_QUALNAME(klass)} holds a key that is not a str"
@@ -423,12 +431,32 @@ def foreign_in_class(cls: type, is_trusted: Callable[[types.CodeType], bool], re
             func, _ = _unwrap(value)
             kind = _type(func)
             if kind is _FUNCTION:
-                if not is_trusted(func.__code__):
-                    return f"{_TYPE_QUALNAME(klass)}.{name} is the program's"
-            elif (_callable(func) and not _issubclass(kind, _TYPE) and kind not in allowed
-                  and not _genuine_mock(kind, is_trusted)):
+                if not _own_function(func, own_code, is_trusted):
+                    return f"{_TYPE_QUALNAME(klass)}.{name} is not the tests' own code"
+            elif _callable(func) and kind not in allowed and not (
+                    _issubclass(kind, _TYPE) and _issubclass(func, BaseException)) and not (
+                    is_trusted is not None and _genuine_mock(kind, is_trusted)):
                 return f"{_TYPE_QUALNAME(klass)}.{name} is a {_TYPE_QUALNAME(kind)}"
     return None
+
+
+def _own_function(func: types.FunctionType, own_code: CodeSet,
+                  is_trusted: Callable[[types.CodeType], bool] | None) -> bool:
+    """Whether `func` is a function of the test source's own, itself or behind trusted wrappers that
+    name it `__wrapped__` (functools.wraps: mock.patch, unittest.skip). Read through function
+    descriptors and the functions' own dicts, never an attribute lookup a class could answer."""
+    for _ in range(20):
+        code = func.__code__
+        if code in own_code:
+            return True
+        if is_trusted is None or not is_trusted(code):
+            return False
+        state = _FUNCTION_DICT(func)
+        inner = state.get("__wrapped__") if _type(state) is _DICT else None
+        if _type(inner) is not _FUNCTION:
+            return False
+        func = inner
+    return False
 
 
 def str_keyed_copy(namespace, _sum=sum, _map=map, _len=len, _str=str, _repeat=repeat) -> dict | None:
