@@ -276,9 +276,10 @@ def test_program_finalizers_collected_often_never_run_in_the_harnesss_thread(poo
         assert verdict.status is Status.PASSED, verdict
 
 
-# The program runs in a thread of its own (the harness keeps the main one): threading must still show
-# it the process it would have without the harness. Each passed before the harness had its thread,
-# and each of the first four failed with it until the thread became threading's real main thread.
+# The program runs in a thread of its own (the harness keeps the main one): threading (and what builds
+# on it) must still show it the process it would have without the harness. Each passed before the
+# harness had its thread; the first four failed with it until the thread became threading's real main
+# thread, and the last until round 11.
 AS_IN_THE_MAIN_THREAD = {
     "a Process's exit code": (
         "import multiprocessing as mp\ndef _work(q, v):\n    q.put(v * 2)\n"
@@ -299,6 +300,11 @@ AS_IN_THE_MAIN_THREAD = {
         True),
     "asyncio's loop": ("import asyncio\ndef task_func():\n    loop = asyncio.get_event_loop()\n"
                        "    return loop.run_until_complete(asyncio.sleep(0, result=7))\n", 7),
+    # Refused by the audit hook until round 11 found it: multiprocessing rebuilds a shared value with
+    # `type_.from_buffer(...)`, a ctypes event whose code names nothing else of ctypes.
+    "a shared multiprocessing.Value": (
+        "import multiprocessing as mp\ndef task_func():\n    v = mp.Value('i', 0)\n"
+        "    with v.get_lock():\n        v.value = 42\n    return v.value\n", 42),
 }
 
 
@@ -321,11 +327,13 @@ def test_a_class_fixture_that_skips_is_a_fixture_error_not_tampering(pool):
     assert verdict.message == "a class or module fixture failed: no resource", verdict
 
 
-def test_a_shared_multiprocessing_value_in_the_program_passes(pool):
-    # Refused by the audit hook until round 11 of the red-team found it: multiprocessing rebuilds a
-    # shared value with `type_.from_buffer(...)`, a ctypes event whose code names nothing else of ctypes.
-    program = ("import multiprocessing as mp\ndef task_func(x):\n    v = mp.Value('i', 0)\n"
-               "    with v.get_lock():\n        v.value = 2 * x\n    return v.value\n")
+def test_the_harness_threads_exit_status_is_named_in_the_verdict(pool):
+    # The child exits with this status when the program's code starts in the harness's thread
+    # (suite_runner._stop_program_code); the judge names it (here the program exits with it itself).
+    program = ("import os\ndef task_func(x):\n    getattr(os, '_' + 'exit')(86)\n")
     test = ("import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n"
-            "        self.assertEqual(task_func(21), 42)\n")
-    assert pool.run(UnittestJob(program=program, test=test)).status is Status.PASSED
+            "        self.assertEqual(task_func(1), 1)\n")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.ERROR, verdict
+    assert verdict.message.startswith("harness tampering detected: the program's code started to run in "
+                                      "the harness's thread"), verdict

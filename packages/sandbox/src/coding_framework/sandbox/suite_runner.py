@@ -27,12 +27,11 @@ closed"); prefer FunctionCallJob where possible.
 
 from __future__ import annotations
 
+import _hashlib
 import _thread
 import ast
 import builtins
 import gc
-import hashlib
-import hmac
 import os
 import sys
 import threading
@@ -52,7 +51,11 @@ _POSITIVE = frozenset({"pass", "skip", "xfail"})
 
 def mac(key: bytes, seq: int, test_id: str, outcome: str) -> bytes:
     """The tag of report number `seq`: binds the order, the test id and the outcome to the key."""
-    return hmac.new(key, f"{seq}\0{test_id}\0{outcome}".encode(), hashlib.sha256).digest()
+    return _hashlib.hmac_digest(key, _mac_input(seq, test_id, outcome), "sha256")
+
+
+def _mac_input(seq: int, test_id: str, outcome: str) -> bytes:
+    return f"{seq}\0{test_id}\0{outcome}".encode()
 
 
 class Tampering(Exception):
@@ -350,12 +353,15 @@ class _Harness:
         if namespace is None:
             raise Tampering("the test module holds a key that is not a str")
         expected: dict[str, type] = {}
+        named: list[tuple[str, type]] = []
         for name in self.class_names:
             cls = namespace.get(name)
             if not (issubclass(type(cls), type) and issubclass(cls, self.test_case)):
                 continue
-            self.test_classes.append(cls)
-            self.check_test_classes()
+            named.append((name, cls))
+        self.test_classes = [cls for _name, cls in named]
+        self.check_test_classes()  # before the loader reads them
+        for name, cls in named:
             for method in self.loader.getTestCaseNames(cls):
                 expected[f"{name}.{method}"] = cls
         todo, seen = [suite], set()
@@ -502,15 +508,13 @@ def _make_reporter(chan: wire.FdChannel, key: bytes):
     """report(test id, outcome, message): sends report number n with its tag (mac). The key goes only
     to OpenSSL's HMAC, a C function held here: no Python code a program could have patched in between
     (a thread of its own running beside this one) ever sees it."""
-    import _hashlib
-
-    counter, digest = [0], _hashlib.hmac_digest
+    counter, digest, mac_input = [0], _hashlib.hmac_digest, _mac_input
     send_frame, encode = wire.send_frame, plain_data.encode
 
     def report(test_id: str, outcome: str, message: str) -> None:
         seq = counter[0]
         counter[0] += 1
-        tag = digest(key, f"{seq}\0{test_id}\0{outcome}".encode(), "sha256")
+        tag = digest(key, mac_input(seq, test_id, outcome), "sha256")
         send_frame(chan, encode(("report", seq, test_id, outcome, message[:2000], tag)))
 
     return report
