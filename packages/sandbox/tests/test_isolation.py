@@ -262,9 +262,33 @@ def test_rlimits_are_applied(pool):
                       "('RLIMIT_CPU', 'RLIMIT_AS', 'RLIMIT_NPROC', 'RLIMIT_NOFILE', 'RLIMIT_FSIZE', "
                       "'RLIMIT_CORE')})",
                 limits=limits)
-    assert got["RLIMIT_CPU"] == (3, 4) and got["RLIMIT_AS"] == (300 << 20, 300 << 20)
+    # The address space the zygote's preloaded modules hold is not the sample's (zygote.py).
+    allowance = pool.isolation_report().details["preload_allowance_mb"]
+    assert 0 <= allowance < 64  # the default preload: the standard library's common modules
+    assert got["RLIMIT_CPU"] == (3, 4) and got["RLIMIT_AS"] == ((300 + allowance) << 20,) * 2
     assert got["RLIMIT_NPROC"] == (7, 7) and got["RLIMIT_NOFILE"] == (33, 33)
     assert got["RLIMIT_FSIZE"] == (12345, 12345) and got["RLIMIT_CORE"] == (0, 0)
+
+
+def test_preloaded_libraries_are_loaded_inside_the_sandbox_and_are_not_the_samples_memory():
+    # pandas starts pyarrow's allocator thread at import, and a process with a second thread cannot
+    # make a user namespace: preloaded before unsharing (as up to sandbox 0.3.1), it cost that layer.
+    with SandboxPool(workers=1, preload=("numpy", "pandas"), require_isolation=True) as preloaded:
+        report = preloaded.isolation_report()
+        assert report.fully_isolated, report.summary()
+        assert report.details["preload_failed"] == []
+        allowance = report.details["preload_allowance_mb"]
+        assert allowance > 128, report.details  # pandas and numpy map hundreds of MiB
+        # Already loaded when the sample starts; the sample may still map its whole limit of its own.
+        limits = Limits(timeout_s=20, memory_mb=128)
+        program = ("import sys\nloaded = 'pandas' in sys.modules\nimport pandas, resource\n"
+                   "block = bytearray(96 << 20)\n"
+                   "print((loaded, resource.getrlimit(resource.RLIMIT_AS)[0] >> 20, len(block) >> 20))")
+        assert probe(preloaded, program, limits=limits) == (True, 128 + allowance, 96)
+        # numpy's global generator is seeded afresh for every sample, as at import in a new interpreter.
+        draws = [probe(preloaded, "import numpy\nprint(int(numpy.random.randint(1 << 62)))")
+                 for _ in range(3)]
+        assert len(set(draws)) == 3, draws
 
 
 def test_cgroup_caps_the_memory_of_all_processes_together(pool):

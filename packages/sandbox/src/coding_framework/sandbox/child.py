@@ -27,6 +27,9 @@ FUNCTION, PROGRAM, UNITTEST = b"f", b"p", b"u"  # child modes, as RUN records na
 SETUP_FAILED_EXIT = 125  # the child could not confine itself; the judge reports sandbox_error
 MAX_REQUEST_BYTES = 256 << 20
 MAX_FD = 1 << 20
+# Address space the zygote's preloaded modules hold (set by the zygote once they are loaded): added to
+# every child's RLIMIT_AS, so that a sample's memory limit counts what the sample itself maps.
+PRELOAD_ALLOWANCE_MB = 0
 
 
 def prepare_zygote(workdir: str) -> None:
@@ -130,7 +133,8 @@ def confine(fds: list[int], limits: tuple[int, ...], uid: int | None) -> None:
             _raise_oom_score()
         finally:
             isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
-    isolation.apply_job_rlimits(*limits[:5])
+    cpu_s, memory_mb, *others = limits[:5]
+    isolation.apply_job_rlimits(cpu_s, memory_mb + PRELOAD_ALLOWANCE_MB, *others)
     isolation.drop_privileges(uid)
     if uid is not None and DUMPABLE_AFTER_SETUID:
         # A uid change resets non-dumpability to fs.suid_dumpable; this host sets it to non-zero.

@@ -133,6 +133,14 @@ def release_free_heap() -> None:
 M_ARENA_MAX = -8  # mallopt's parameter number (glibc malloc.h)
 
 
+def memory_use() -> tuple[int, int]:
+    """(address space, resident set) of this process in bytes, from /proc/self/statm."""
+    with open("/proc/self/statm", "rb") as fh:
+        size, resident = fh.read().split()[:2]
+    page = os.sysconf("SC_PAGE_SIZE")
+    return int(size) * page, int(resident) * page
+
+
 def share_malloc_arena() -> bool:
     """Make every thread of this process, and of the children it forks, allocate from glibc's main
     arena. A thread's own arena reserves 64 MiB of address space, which RLIMIT_AS counts (with the 8

@@ -42,8 +42,7 @@ def main(config: dict, ctrl: socket.socket) -> None:
     isolation.set_parent_death_signal()
     if os.getppid() == 1:
         os._exit(1)  # the judge died before we could tie our life to it
-    failed = _preload(config["preload"])
-    report: dict = {"preload_failed": failed, "namespaces": False, "errors": []}
+    report: dict = {"namespaces": False, "errors": []}
     if config["namespaces"]:
         try:
             isolation.unshare(isolation.CLONE_NEWUSER | isolation.NAMESPACE_FLAGS)
@@ -129,6 +128,17 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     report["pid_counter_reset"] = pid_counter is not None
     report["single_malloc_arena"] = isolation.share_malloc_arena()
     child.prepare_zygote(work.cwd)
+    # Inside the sandbox, with the environment and view children get: a library may start a thread
+    # (pyarrow's allocator, under pandas), after which no user namespace could be made; one that
+    # writes a cache at import (matplotlib's fonts) writes it into the work dirs, emptied below.
+    vm_before, rss_before = isolation.memory_use()
+    report["preload_failed"] = _preload(config["preload"])
+    vm_after, rss_after = isolation.memory_use()
+    # What the preloaded modules hold is not the sample's: each child's address-space limit and the
+    # cgroup's (judge) grow by it, so a sample may use as much as it could without them.
+    child.PRELOAD_ALLOWANCE_MB = report["preload_allowance_mb"] = max(0, vm_after - vm_before) >> 20
+    report["preload_rss_bytes"] = max(0, rss_after - rss_before)
+    work.reset()
     child.warm_up()
     wire.send_control(ctrl, {"op": "ready", "report": report})
     # Objects that exist now are never collected in children: a collection there would write to every
@@ -158,13 +168,18 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_
     reset_pids = isolation.reset_pid_counter
     # Children inherit the generator's state: reseeded after every sample (here, once the child is
     # gone, rather than in each child, where touching it would cost copy-on-write faults).
+    reseeds = []
     generator = sys.modules.get("random")
-    reseed = None
     if generator is not None:
         import _random
 
         # The C-level seed(None) (fresh bytes from the kernel), without random.Random.seed's checks.
-        reseed = functools.partial(_random.Random.seed, generator._inst)
+        reseeds.append(functools.partial(_random.Random.seed, generator._inst))
+    legacy = getattr(sys.modules.get("numpy.random.mtrand"), "_rand", None)
+    if legacy is not None:
+        # numpy's global generator (np.random.rand and friends), when numpy was preloaded: seeded
+        # from the kernel at import in a fresh interpreter, so at every sample here.
+        reseeds.append(functools.partial(legacy.seed, None))
     while True:
         try:
             data, ancdata, _flags, _addr = recvmsg(control_bytes, ancillary)
@@ -225,7 +240,7 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_
         if not clean():
             work.reset()
         send(pack_exit(done, *exited))
-        if reseed is not None:
+        for reseed in reseeds:
             reseed()
 
 
