@@ -20,6 +20,32 @@ def test_output_compared_token_wise(pool):
     assert short.status is Status.FAILED and "1 tokens, expected 2" in short.message
 
 
+def test_tokens_are_separated_by_ascii_whitespace_only(pool):
+    # str.split also splits at \x1c-\x1f, U+00A0, U+2028...: "3\x1c" passed for "3" (red-team round 15)
+    unicode_spaced = pool.run_many([
+        ProgramJob(program=f"print('3' + {sep!r} + '4')\n", expected_stdout="3 4")
+        for sep in ("\x1c", "\u00a0", "\u2028", "\x85")
+    ])
+    assert [v.status for v in unicode_spaced] == [Status.FAILED] * 4, unicode_spaced
+    assert unicode_spaced[0].message == "wrong answer: token 1 is '3\\x1c4', expected '3'"
+    ascii_spaced = pool.run(ProgramJob(program="print(' 3\\r\\n\\t4\\x0b\\x0c5 ')\n",
+                                       expected_stdout="3 4 5"))
+    assert ascii_spaced.status is Status.PASSED, ascii_spaced
+    non_utf8 = pool.run(ProgramJob(program="import sys\nsys.stdout.buffer.write(b'\\xff\\n')\n",
+                                   expected_stdout="\ufffd"))
+    assert non_utf8.status is Status.FAILED, non_utf8
+
+
+def test_stdio_can_be_reopened_by_name(pool):
+    # The judge's pipes were root's, mode 0600: a candidate running as `nobody` got PermissionError.
+    program = ("import sys\nwords = open('/dev/stdin').read().split()\n"
+               "open('/dev/stdout', 'w').write(words[1] + '\\n')\n"
+               "open('/dev/stderr', 'w').write('noted\\n')\n")
+    verdict = pool.run(ProgramJob(program=program, stdin="a b\n", expected_stdout="b"))
+    assert verdict.status is Status.PASSED, verdict
+    assert verdict.stderr == "noted\n"
+
+
 def test_raw_mode_reports_exit_code_and_streams(pool):
     ok, exits, crash = pool.run_many([
         ProgramJob(program="import sys\nprint('out')\nprint('err', file=sys.stderr)\n"),
