@@ -3,21 +3,24 @@ the real sandbox with its defences (tampering rejected, every test must report).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from conftest import FIXTURES
 
+from coding_framework.evals.benchmarks import get_benchmark
 from coding_framework.evals.datasets.bigcodebench import (
     PRELUDE,
     bigcodebench_job,
+    bigcodebench_preload,
     bigcodebench_program,
     bigcodebench_prompt,
     load_bigcodebench,
     load_bigcodebench_hard,
 )
 from coding_framework.evals.errors import DatasetNotFoundError, InputFileError
-from coding_framework.evals.runner import EvalConfig, evaluate_file
+from coding_framework.evals.runner import EvalConfig, _pool_extras, evaluate_file
 
 FULL = FIXTURES / "BigCodeBench-fixture.jsonl"
 HARD = FIXTURES / "BigCodeBench-Hard-fixture.jsonl"
@@ -56,6 +59,20 @@ def test_program_calibration_and_prelude():
     assert bigcodebench_program(problem, "", solution=solution, calibrated=False) == PRELUDE + solution
     job = bigcodebench_job(problem, body, timeout_s=12.0, memory_mb=2048)
     assert (job.limits.timeout_s, job.limits.memory_mb, job.test) == (12.0, 2048, problem.test)
+
+
+def test_libraries_enough_samples_use_are_preloaded_by_each_worker():
+    stdlib = load_bigcodebench(FULL)["BigCodeBench/0"]
+    plotting = dataclasses.replace(stdlib, task_id="P", libs=("pandas", "matplotlib", "random"))
+    fitting = dataclasses.replace(stdlib, task_id="F", libs=("sklearn", "numpy", "numpy"))
+    assert bigcodebench_preload([]) == ()
+    assert bigcodebench_preload([stdlib] * 10) == ()
+    # pandas and matplotlib in 2 samples of 10 (>= 20%), sklearn and numpy in 1 (< 20%)
+    assert bigcodebench_preload([stdlib] * 7 + [plotting] * 2 + [fitting]) == ("pandas", "matplotlib.pyplot")
+    assert bigcodebench_preload([plotting, fitting]) == ("numpy", "pandas", "matplotlib.pyplot", "sklearn")
+    extras = _pool_extras(get_benchmark("bigcodebench"), FULL, [stdlib, plotting])
+    assert extras["preload"][-3:] == ("unittest.mock", "pandas", "matplotlib.pyplot")
+    assert "pandas" not in _pool_extras(get_benchmark("bigcodebench"), FULL, [stdlib])["preload"]
 
 
 def test_prompts():

@@ -8,7 +8,7 @@ verdict, per-benchmark options, a preparation step such as computing expected ou
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +19,7 @@ from coding_framework.evals.datasets.bigcodebench import (
     BIGCODEBENCH_SOURCE,
     DEFAULT_MEMORY_MB,
     bigcodebench_job,
+    bigcodebench_preload,
     bigcodebench_prompt,
     bigcodebench_reference,
     load_bigcodebench,
@@ -105,6 +106,8 @@ class Benchmark:
     """Parts whose own pass@k the summary reports besides the overall one (HumanEval+: "base")."""
     preload: tuple[str, ...] = ()
     """Modules the sandbox workers import once (heavy test suites); () keeps the pool's default."""
+    preload_for: Callable[[Sequence[Any]], tuple[str, ...]] | None = None
+    """More modules to import once, chosen from the problems to be scored (one entry per sample)."""
     data_warnings: Callable[[Mapping[str, Any]], list[str]] | None = None
     """Lines about the prepared problems themselves (failing references), for the summary."""
     data_source: DataSource | None = None
@@ -275,6 +278,7 @@ def _bigcodebench(name: str, description: str, loader: ProblemLoader, source: Da
         reference=bigcodebench_reference,
         options=_BIGCODEBENCH_OPTIONS,
         preload=_UNITTEST_PRELOAD,
+        preload_for=bigcodebench_preload,
     )
 
 

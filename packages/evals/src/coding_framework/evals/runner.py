@@ -220,14 +220,16 @@ def task_counts(results: Sequence[SampleResult], part: str | None = None) -> dic
     return counts
 
 
-def _pool_extras(benchmark: Benchmark, data_file: Path | None) -> dict[str, Any]:
-    """Keyword arguments a pool needs beyond workers and limits (none for most benchmarks)."""
+def _pool_extras(benchmark: Benchmark, data_file: Path | None, scored: Sequence[Any] = ()) -> dict[str, Any]:
+    """Keyword arguments a pool needs beyond workers and limits (none for most benchmarks). `scored`:
+    the problem of each sample to be scored."""
     from coding_framework.sandbox import DEFAULT_PRELOAD
     from coding_framework.sandbox.filesystem import default_visible
 
     extras: dict[str, Any] = {}
-    if benchmark.preload:
-        extras["preload"] = tuple(dict.fromkeys((*DEFAULT_PRELOAD, *benchmark.preload)))
+    preload = (*benchmark.preload, *(benchmark.preload_for(scored) if benchmark.preload_for else ()))
+    if preload:
+        extras["preload"] = tuple(dict.fromkeys((*DEFAULT_PRELOAD, *preload)))
     private = list(benchmark.private_dirs()) if benchmark.private_dirs is not None else []
     if data_file is not None:
         # The folder named and the folder the file really is in (a symlink's target may be elsewhere).
@@ -285,7 +287,9 @@ def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory | None = None
         resumed = len(checkpoint.done)
         start = time.perf_counter()
         if resumed < len(samples):
-            pool = factory(workers=config.workers, limits=limits, **_pool_extras(benchmark, data_file))
+            scored = [problems[sample.task_id] for sample in samples]
+            extras = _pool_extras(benchmark, data_file, scored)
+            pool = factory(workers=config.workers, limits=limits, **extras)
             try:
                 results = evaluate_samples(benchmark, problems, samples, pool, timeout_s=timeout_s,
                                            options=options, checkpoint=checkpoint)
