@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import tracemalloc
 
 import pytest
 from conftest import FIXTURES
@@ -16,7 +17,12 @@ from coding_framework.evals.datasets.evalplus import (
     load_mbpp_plus,
     mbpp_plus_arguments,
 )
-from coding_framework.evals.datasets.evalplus_checker import check_inputs, is_floats, output_matches
+from coding_framework.evals.datasets.evalplus_checker import (
+    check_inputs,
+    is_floats,
+    output_matches,
+    same_shape,
+)
 from coding_framework.evals.datasets.evalplus_jobs import evalplus_jobs, per_input_limits
 from coding_framework.evals.datasets.evalplus_oracle import attach_oracles, compute_oracles, oracle_warnings
 from coding_framework.evals.datasets.evalplus_program import guarded_program
@@ -147,6 +153,32 @@ def test_failing_reference_makes_the_task_unscorable_not_the_run(oracle_cache):
     assert all(isinstance(v, Verdict) and v.status is Status.SANDBOX_ERROR for v in jobs.values())
 
 
+def test_reference_outputs_are_stored_as_the_plain_values_they_stand_for(oracle_cache):
+    # marshal stores any buffer (a numpy scalar or array, a bytearray) as bytes: np.mean's 1.5 became
+    # b'\x00...\xf8?', which no answer equals, the reference's own included (red-team round 15).
+    def returning(task_id, body, imports="import numpy as np\nimport collections\n"):
+        return EvalPlusProblem(task_id=task_id, dataset="humaneval", prompt=imports + "def f(xs):\n",
+                               entry_point="f", canonical_solution=body, contract="",
+                               base_input=[[[1.0, 2.0]]], plus_input=[], atol=0.0)
+
+    problems = [
+        returning("N/0", "    return np.mean(xs)\n"),
+        returning("N/1", "    return [np.int64(len(xs)), np.bool_(True), np.float32(0.5)]\n"),
+        returning("N/2", "    P = collections.namedtuple('P', 'a b')\n    return P(*xs)\n"),
+        returning("N/3", "    return collections.Counter(['a', 'a'])\n"),
+        returning("N/4", "    return np.array(xs)\n"),
+        returning("N/5", "    return bytearray(b'xs')\n"),
+    ]
+    oracles = compute_oracles(problems, cache_dir=oracle_cache)
+    stored = {task_id: oracles[task_id].base[0] for task_id in ("N/0", "N/1", "N/2", "N/3")}
+    assert stored == {"N/0": 1.5, "N/1": [2, True, 0.5], "N/2": (1.0, 2.0), "N/3": {"a": 2}}
+    assert [type(v) for v in stored.values()] == [float, list, tuple, dict]
+    assert [type(v) for v in stored["N/1"]] == [int, bool, float]
+    for task_id, kind in (("N/4", "ndarray"), ("N/5", "bytearray")):
+        assert oracles[task_id].error == (f"the reference's output on base input 0 is a {kind}, not plain "
+                                          "data; no candidate output could be compared with it")
+
+
 def test_oracles_are_cached_per_task_and_machine(tmp_path, monkeypatch):
     problems = load_humaneval_plus(HE_PLUS)
     first = compute_oracles(problems.values(), cache_dir=tmp_path)
@@ -216,6 +248,31 @@ def test_explicit_atol_and_type_rules():
     assert not _match([1.0], [1.0, 2.0], atol=1e-3)[0]  # length differs
     assert not _match("a", 1.0, atol=1e-3)[0]  # allclose raises: a failed input, not a crash
     assert not _match(math.nan, math.nan)[0]
+
+
+def test_an_output_nesting_otherwise_than_the_expected_one_is_refused():
+    answer = [0.1, 0.2, 0.3]
+    assert _match([0.1000000001, 0.2, 0.3], answer) == (True, 1e-6)
+    # evalplus lets numpy.allclose broadcast these against the answer, and passes them
+    assert not _match([answer] * 3, answer)[0]  # (3, 3) against (3,)
+    assert not _match([[x] for x in answer], answer)[0]  # (3, 1)
+    assert not _match([0.1, [0.2], 0.3], answer)[0]
+    assert same_shape([(1.0, 2.0), [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]])
+    assert not same_shape([[1.0, 2.0], [3.0]], [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_a_reply_built_to_broadcast_costs_the_judge_nothing_like_its_broadcast():
+    # Shape (100, 500, 1) against an expected (100,): allclose would build 100 * 500 * 100 items
+    # (about 95 MB here; the candidate picks the sizes) in the judge, which has no memory limit.
+    expected = [i / 100 for i in range(100)]
+    reply = [[(True,)] * 500] * 100
+    tracemalloc.start()
+    try:
+        assert _match(reply, expected) == (False, 1e-6)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
 
 
 def test_special_oracles():

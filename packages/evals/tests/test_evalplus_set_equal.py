@@ -4,6 +4,7 @@ whose items share one hash must not make that quadratic (one C call no alarm sto
 from __future__ import annotations
 
 import time
+import tracemalloc
 
 import pytest
 
@@ -77,3 +78,15 @@ def test_an_iterator_is_read_once():
     # a generator's items cross the sandbox as an iterator, which set() consumes
     assert _set_equal(iter([5, 4, 4]), [4, 5])
     assert not _set_equal(iter([5, 6]), [4, 5])
+
+
+def test_a_long_string_is_not_copied_one_object_per_character():
+    # list(out) made a str object per character (~75 bytes each for CJK), in the judge.
+    tracemalloc.start()
+    try:
+        assert not _set_equal("\u4e00" * 200_000, ["\u4e01"])
+        assert _set_equal("\u4e00" * 200_000, ["\u4e00"])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak

@@ -14,6 +14,10 @@ Rules, per input i, in evalplus's order (evalplus/eval/__init__.py, `unsafe_exec
    1e-6 — and stays so for the following inputs, as in evalplus, where the variable is reassigned.
 4. Without an exact match and with atol != 0: same type, same length for lists/tuples, and
    `numpy.allclose(out, expected, rtol=1e-07, atol=atol)`; otherwise the exact match decides.
+   One departure: `out` must also nest lists and tuples exactly as `expected` does (same_shape).
+   evalplus lets allclose broadcast, so `[answer] * n` passed for a list answer of n floats; and since
+   the comparison runs here in the judge, not in the candidate's memory-limited process as in evalplus,
+   a reply of shape (n, k, 1) made the judge build an (n, k, n) array of the candidate's choosing.
 """
 
 import math
@@ -77,12 +81,29 @@ def same_set(out, expected):
     than the expected set does. The verdict is exactly `set(out) == set(expected)`'s: an item not
     expected makes them differ, an unhashable one raises TypeError as `set(out)` would.
     """
-    items = list(out)  # once: `out` may be an iterator (a generator's items cross as one)
     allowed = set(expected)
-    for item in items:
+    seen = set()  # never more items than `allowed`: each one added is equal to one of those
+    for item in out:  # once, and lazily: `out` may be an iterator, or a long str (one item per char)
         if item not in allowed:
             return False
-    return set(items) == allowed
+        seen.add(item)
+    return seen == allowed
+
+
+def same_shape(out, expected):
+    """Whether `out` nests lists and tuples exactly as `expected` does: at every level a list or tuple
+    of the same length where `expected` has one, and none where it has none. Linear in `expected`'s
+    size (a longer `out` is refused at the first length that differs)."""
+    todo = [(out, expected)]
+    while todo:
+        got, want = todo.pop()
+        if isinstance(want, list | tuple):
+            if not isinstance(got, list | tuple) or len(got) != len(want):
+                return False
+            todo.extend(zip(got, want, strict=True))
+        elif isinstance(got, list | tuple):
+            return False
+    return True
 
 
 def _exact_match(dataset, entry_point, args, out, expected, atol):
@@ -116,6 +137,8 @@ def output_matches(dataset, entry_point, args, out, expected, atol):
         if type(out) is not type(expected):
             return False, atol
         if isinstance(expected, list | tuple) and len(out) != len(expected):
+            return False, atol
+        if not same_shape(out, expected):
             return False, atol
         import numpy
 

@@ -26,7 +26,8 @@ from coding_framework.evals.jsonl import write_bytes_atomic
 CACHE_ENV = "CF_EVALS_CACHE_DIR"
 """Where computed oracles are cached; default ~/.cache/coding-framework/evals."""
 _CHILD = Path(__file__).with_name("_oracle_child.py")
-_FORMAT = 1  # bump when the cached record's layout or the child's semantics change
+_FORMAT = 2  # bump when the cached record's layout or the child's semantics change
+# 2: numpy scalars and subclasses of built-ins stored as the plain value (1 stored numpy values as bytes)
 
 # evalplus's `MBPP_OUTPUT_NOT_NONE_TASKS`: outputs that are not plain data, so only "is it not None"
 # is compared (the expected output is stored as that boolean).
