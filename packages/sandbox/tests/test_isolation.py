@@ -285,6 +285,10 @@ def test_preloaded_libraries_are_loaded_inside_the_sandbox_and_are_not_the_sampl
                    "block = bytearray(96 << 20)\n"
                    "print((loaded, resource.getrlimit(resource.RLIMIT_AS)[0] >> 20, len(block) >> 20))")
         assert probe(preloaded, program, limits=limits) == (True, 128 + allowance, 96)
+        # The zygote's threads (pyarrow's) count in the cgroup's pids, but not against the sample's.
+        forks = ("import os, time\nn = 0\ntry:\n    for _ in range(3):\n        if os.fork() == 0:\n"
+                 "            time.sleep(30)\n        n += 1\nexcept OSError:\n    pass\nprint(n)")
+        assert probe(preloaded, forks, limits=Limits(timeout_s=20, max_processes=4)) == 3
         # numpy's global generator is seeded afresh for every sample, as at import in a new interpreter.
         draws = [probe(preloaded, "import numpy\nprint(int(numpy.random.randint(1 << 62)))")
                  for _ in range(3)]

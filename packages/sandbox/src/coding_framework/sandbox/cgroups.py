@@ -53,7 +53,7 @@ class WorkerCgroup:
         self.memory_dir = memory_dir
         self.pids_dir = pids_dir
         self.version = version
-        self._limits: tuple[int, int, int] | None = None
+        self._limits: tuple[int, int, tuple[int, int]] | None = None
         self._oom_fd: int | None = None
 
     @classmethod
@@ -86,19 +86,21 @@ class WorkerCgroup:
         for directory in {self.memory_dir, self.pids_dir} - {None}:
             _write(f"{directory}/cgroup.procs", str(pid))
 
-    def set_limits(self, memory_mb: int, max_processes: int, zygote_extra_bytes: int = 0) -> None:
+    def set_limits(self, memory_mb: int, max_processes: int, zygote_extra: tuple[int, int] = (0, 0)) -> None:
         """Applied to the whole subtree; rewritten only when a job asks for different limits.
-        `zygote_extra_bytes`: the zygote's memory beyond ZYGOTE_HEADROOM_BYTES (its preloaded modules).
+        `zygote_extra`: the zygote's memory beyond ZYGOTE_HEADROOM_BYTES and its tasks beyond
+        ZYGOTE_PROCESSES (what its preloaded modules hold: bytes, threads).
 
         Raises CgroupBusy when the memory charged to the cgroup is over the new limit and cannot be
         reclaimed: memory a finished sample left in the kernel's keeping, such as memfds sent in a cycle
         of unix sockets, stays charged until the kernel's collector frees it (gigabytes, for seconds).
         Lowering the limit under it fails (v1: EBUSY) or OOM-kills the zygote (v2, checked before)."""
-        wanted = (memory_mb, max_processes, zygote_extra_bytes)
+        wanted = (memory_mb, max_processes, zygote_extra)
         if wanted == self._limits:
             return
-        limit = (memory_mb << 20) + ZYGOTE_HEADROOM_BYTES + zygote_extra_bytes
-        memory, pids = str(limit), str(max_processes + ZYGOTE_PROCESSES)
+        extra_bytes, extra_tasks = zygote_extra
+        limit = (memory_mb << 20) + ZYGOTE_HEADROOM_BYTES + extra_bytes
+        memory, pids = str(limit), str(max_processes + ZYGOTE_PROCESSES + extra_tasks)
         if self.version == 1:
             try:
                 _write(f"{self.memory_dir}/memory.limit_in_bytes", memory)

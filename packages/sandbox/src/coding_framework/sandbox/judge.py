@@ -133,10 +133,10 @@ class Zygote:
     def start_child(self, mode: bytes, limits: Limits, deadline: float) -> ChildSession:
         if self.cgroup is not None:
             try:
-                self.cgroup.set_limits(limits.memory_mb, limits.max_processes, self._preloaded_bytes())
+                self.cgroup.set_limits(limits.memory_mb, limits.max_processes, self._preloaded())
             except CgroupBusy:
                 self._replace_cgroup()
-                self.cgroup.set_limits(limits.memory_mb, limits.max_processes, self._preloaded_bytes())
+                self.cgroup.set_limits(limits.memory_mb, limits.max_processes, self._preloaded())
         # The C-level socket pair: the socket module's wrapper class costs more than the sample needs.
         chan, theirs = _socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
@@ -170,9 +170,9 @@ class Zygote:
         return ChildSession(ctrl=self.ctrl, chan=chan, stdin_w=in_w, stdout_r=out_r, stderr_r=err_r,
                             limits=limits, deadline=deadline, reports_exit=mode != child_module.FUNCTION)
 
-    def _preloaded_bytes(self) -> int:
-        """What the zygote's preloaded modules made it hold (its report), on top of its headroom."""
-        return int(self.report.get("preload_rss_bytes") or 0)
+    def _preloaded(self) -> tuple[int, int]:
+        """What the zygote's preloaded modules made it hold (its report): bytes, threads."""
+        return int(self.report.get("preload_rss_bytes") or 0), int(self.report.get("preload_threads") or 0)
 
     def _replace_cgroup(self) -> None:
         """A new, empty cgroup of the same name, and a zygote in it: what an earlier sample left charged

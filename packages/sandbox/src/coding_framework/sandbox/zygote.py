@@ -138,6 +138,8 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     # cgroup's (judge) grow by it, so a sample may use as much as it could without them.
     child.PRELOAD_ALLOWANCE_MB = report["preload_allowance_mb"] = max(0, vm_after - vm_before) >> 20
     report["preload_rss_bytes"] = max(0, rss_after - rss_before)
+    # Threads it started: each is a task of the cgroup's pids count, which the judge raises by as many.
+    report["preload_threads"] = len(os.listdir("/proc/self/task")) - 1
     work.reset()
     child.warm_up()
     wire.send_control(ctrl, {"op": "ready", "report": report})
