@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coding_framework.sandbox import ProgramJob, Status, UnittestJob
+from coding_framework.sandbox import Limits, ProgramJob, Status, UnittestJob
 from coding_framework.sandbox.unittest_checks import (
     _decide,
     declared_expected_failure_ids,
@@ -314,6 +314,24 @@ def test_the_program_sees_the_main_thread_it_would_without_the_harness(pool, cas
     test = ("import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n"
             f"        self.assertEqual(task_func(), {expected!r})\n")
     verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.PASSED, verdict
+
+
+def test_scikit_learns_kmeans_runs_in_the_program_and_in_the_tests(pool):
+    # Every fit runs under threadpoolctl, which looks BLAS functions up through ctypes without naming
+    # ctypes (`getattr(self.dynlib, name)`): refused as asked on the program's behalf until round 16.
+    program = ("import numpy as np\nfrom sklearn.cluster import KMeans\n"
+               "def task_func(X):\n"
+               "    labels = KMeans(n_clusters=2, n_init=3, random_state=0).fit_predict(X)\n"
+               "    return sorted(np.bincount(labels).tolist())\n")
+    test = ("import unittest\nimport numpy as np\nfrom sklearn.cluster import KMeans\n"
+            "X = np.array([[0, 0], [0, 1], [10, 10], [10, 11], [10, 12]], dtype=float)\n"
+            "class TestCases(unittest.TestCase):\n    def test_sizes(self):\n"
+            "        self.assertEqual(task_func(X), [2, 3])\n"
+            "    def test_centers(self):\n"
+            "        fitted = KMeans(n_clusters=2, n_init=3, random_state=0).fit(X)\n"
+            "        self.assertEqual(sorted(round(c[0]) for c in fitted.cluster_centers_), [0, 10])\n")
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
     assert verdict.status is Status.PASSED, verdict
 
 
