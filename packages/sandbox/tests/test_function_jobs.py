@@ -184,3 +184,14 @@ def test_a_reply_near_the_size_cap_followed_by_many_small_ones_loses_none(pool):
     limits = Limits(timeout_s=10, max_value_bytes=1 << 20)
     verdicts = pool.run_many([job(program, test, limits=limits) for _ in range(6)])
     assert [v.status for v in verdicts] == [Status.PASSED] * 6, [v.message for v in verdicts]
+
+
+def test_an_entry_point_named_check_is_not_called_as_the_tests_check(pool):
+    # HumanEval's tests define check(candidate); an MBPP task whose function is named `check` has
+    # asserts calling it, and the judge called it with itself (a sandbox_error for every sample).
+    test = "assert check(4) == True\nassert check(3) == False\n"
+    right, wrong = pool.run_many([
+        FunctionCallJob(program="def check(n):\n    return n % 2 == 0\n", entry_point="check", test=test),
+        FunctionCallJob(program="def check(n):\n    return True\n", entry_point="check", test=test),
+    ])
+    assert (right.status, wrong.status) == (Status.PASSED, Status.FAILED), (right, wrong)
