@@ -54,6 +54,97 @@ def test_entry_point_and_program_names_from_the_asserts():
     assert job.test.count("def test_") == 2
 
 
+def _judged(tmp_path, path, rows: list[dict]) -> list[dict]:
+    """Each sample row judged by `evaluate --benchmark mbpp --option split=all` on `path`: result rows."""
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = EvalConfig(
+        samples,
+        benchmark="mbpp",
+        problem_file=path,
+        ks=(1,),
+        workers=2,
+        options={"split": "all"},
+        report=False,
+    )
+    ev = evaluate_file(config)
+    return [json.loads(line) for line in ev.results_path.read_text().splitlines()]
+
+
+# Shapes of real MBPP tasks that broke the loader or every sample (verdict-agreement pass, round 17):
+# a function named like a built-in (task 126's `sum`), one named `check` (56, 349: HumanEval's
+# convention made the judge call it with itself), set-up code building the program's objects (367,
+# 927), and a built-in handed over as an argument (533). Small tasks of our own in those shapes.
+SHAPES = [
+    {
+        "task_id": 601,
+        "text": "Add two numbers.",
+        "test_setup_code": "",
+        "code": "def sum(a, b):\n    return a + b\n",
+        "test_list": ["assert sum(2, 3) == 5", "assert sum(0, 0) == 0"],
+    },
+    {
+        "task_id": 602,
+        "text": "Is the number even?",
+        "test_setup_code": "",
+        "code": "def check(n):\n    return n % 2 == 0\n",
+        "test_list": ["assert check(4) == True", "assert check(3) == False"],
+    },
+    {
+        "task_id": 603,
+        "text": "Depth of a tree.",
+        "test_setup_code": "root = Node(1)\r\nroot.left = Node(2)\r\nroot.left.left = Node(3)\r\n",
+        "code": "class Node:\n    def __init__(self, v):\n"
+        "        self.v, self.left, self.right = v, None, None\n"
+        "def depth(node):\n    return 0 if node is None else 1 + max(depth(node.left), depth(node.right))\n",
+        "test_list": ["assert depth(root) == 3", "assert depth(root.left) == 2"],
+    },
+    {
+        "task_id": 604,
+        "text": "Drop the items of a type.",
+        "test_setup_code": "",
+        "code": "def drop_type(items, kind):\n    return [x for x in items if not isinstance(x, kind)]\n",
+        "test_list": [
+            "assert drop_type((1, 'a', 2.5), int) == ['a', 2.5]",
+            "assert drop_type(('b', 3), str) == [3]",
+        ],
+    },
+]
+
+
+def test_entry_points_and_routes_of_real_task_shapes(tmp_path):
+    path = tmp_path / "mbpp.jsonl"
+    path.write_text("".join(json.dumps({**row, "challenge_test_list": []}) + "\n" for row in SHAPES))
+    problems = load_mbpp(path, split="all")
+    named = {t: (p.entry_point, p.other_names) for t, p in problems.items()}
+    assert named == {
+        "Mbpp/601": ("sum", ()),
+        "Mbpp/602": ("check", ()),
+        "Mbpp/603": ("depth", ("Node",)),
+        "Mbpp/604": ("drop_type", ("int", "str")),
+    }
+    jobs = {t: mbpp_job(p, p.code) for t, p in problems.items()}
+    assert [type(j).__name__ for j in jobs.values()] == [
+        "FunctionCallJob",
+        "FunctionCallJob",
+        "UnittestJob",
+        "UnittestJob",
+    ]
+    assert "\r" not in problems["Mbpp/603"].test_setup_code
+    rows = [{"task_id": t, "completion": p.code, "kind": "reference"} for t, p in problems.items()]
+    wrong = {
+        "Mbpp/601": "def sum(a, b):\n    return a - b\n",
+        "Mbpp/602": "def check(n):\n    return True\n",
+        "Mbpp/603": problems["Mbpp/603"].code.replace("1 + max", "max"),
+        "Mbpp/604": "def drop_type(items, kind):\n    return list(items)\n",
+    }
+    rows += [{"task_id": t, "completion": code, "kind": "wrong"} for t, code in wrong.items()]
+    out = _judged(tmp_path, path, rows)
+    assert [(r["kind"], r["status"]) for r in out] == [("reference", "passed")] * 4 + [
+        ("wrong", "failed")
+    ] * 4, out
+
+
 def test_test_imports_are_appended_to_the_program():
     problem = load_mbpp(SANITIZED)["Mbpp/17"]
     job = mbpp_job(problem, "def square_perimeter(a):\n  return 4 * a")
@@ -107,20 +198,7 @@ def test_references_pass_and_wrong_programs_fail(tmp_path, path):
     problems = load_mbpp(path, split="all")
     rows = [{"task_id": t, "completion": p.code, "kind": "reference"} for t, p in problems.items()]
     rows += [{"task_id": t, "completion": "def nothing():\n    pass\n", "kind": "wrong"} for t in problems]
-    samples = tmp_path / "s.jsonl"
-    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    ev = evaluate_file(
-        EvalConfig(
-            samples,
-            benchmark="mbpp",
-            problem_file=path,
-            ks=(1,),
-            workers=2,
-            options={"split": "all"},
-            report=False,
-        )
-    )
-    out = [json.loads(line) for line in ev.results_path.read_text().splitlines()]
+    out = _judged(tmp_path, path, rows)
     assert all(r["passed"] for r in out if r["kind"] == "reference"), [r["result"] for r in out]
     assert not any(r["passed"] for r in out if r["kind"] == "wrong")
 

@@ -13,8 +13,12 @@ the whole program and stops at "[DONE]".
 
 Execution: the tests are `assert` lines calling the task's function. They run on the trusted side
 with the function as a sandboxed proxy (FunctionCallJob). When an assert also needs another name the
-program defines (a class such as `Pair` built by the test), the asserts cannot be split into plain-
-data calls and run as a unittest suite inside the sandbox (UnittestJob, with its extra defences).
+program defines (a class such as `Pair` built by the test), when `test_setup_code` builds objects
+from the program's classes (tasks 367 and 927 build trees of its `Node`), or when an assert hands the
+function a built-in that is no plain data (`remove_datatype(t, int)`, task 533), the asserts cannot be
+split into plain-data calls and run as a unittest suite inside the sandbox (UnittestJob, with its
+extra defences). The entry point is the first function the asserts call that is not a built-in, or
+else the first they call that the reference program defines (task 126 defines and tests `sum`).
 The test imports (`import math`) are appended to the program as well, because the official harness
 runs program and tests as one file, so the program's functions see those imports at call time.
 """
@@ -78,7 +82,8 @@ class MbppProblem:
     entry_point: str = ""
     """The function the first assert calls."""
     other_names: tuple[str, ...] = ()
-    """Names besides the entry point that the asserts take from the program (then: UnittestJob)."""
+    """Names besides the entry point that the asserts or the setup code take from the program, and
+    built-ins the asserts hand the entry point (then: UnittestJob)."""
     shots: tuple[MbppShot, ...] = ()
     """The file's few-shot examples (tasks 2, 3, 4), for the paper's prompt."""
     sanitized: bool = False
@@ -152,8 +157,9 @@ def _problem(where: str, number: int, row: dict, shots: tuple[MbppShot, ...]) ->
     ):
         raise InputFileError(f"{where}: test_imports must be a list of strings and test_setup_code a string")
     tests = tuple(row["test_list"])
+    setup = setup.replace("\r\n", "\n")
     try:
-        entry_point, others = _called_names(tests, "\n".join(imports) + "\n" + setup)
+        entry_point, others = _called_names(tests, "\n".join(imports) + "\n" + setup, row["code"])
     except SyntaxError as exc:
         raise InputFileError(f"{where}: a test of task {number} does not parse: {exc.msg}") from exc
     except (MemoryError, RecursionError) as exc:  # nesting past the parser's stack or ast.walk's
@@ -175,9 +181,9 @@ def _problem(where: str, number: int, row: dict, shots: tuple[MbppShot, ...]) ->
     )
 
 
-def _bound_names(source: str) -> set[str]:
+def _bound_names(source: str | ast.AST) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
         if isinstance(node, ast.Import | ast.ImportFrom):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
         elif isinstance(node, ast.FunctionDef | ast.ClassDef):
@@ -189,30 +195,68 @@ def _bound_names(source: str) -> set[str]:
     return names
 
 
-def _called_names(tests: tuple[str, ...], setup: str) -> tuple[str, tuple[str, ...]]:
-    """(the entry point: the first non-builtin function the asserts call, other program names used)."""
+def _called_names(tests: tuple[str, ...], setup: str, reference: str = "") -> tuple[str, tuple[str, ...]]:
+    """(the entry point, the other names the tests need from the program: see the module docstring).
+    `reference`: the reference program, whose top-level functions name the entry point when the
+    asserts call no function but built-ins (a program may define its own `sum`)."""
     known = _BUILTIN_NAMES | _bound_names(setup)
-    entry_point = ""
-    used: list[str] = []
-    for test in tests:
-        tree = ast.parse(test)
-        calls = sorted(
-            (
-                node
-                for node in ast.walk(tree)
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            ),
-            key=lambda node: (node.lineno, node.col_offset),
-        )
-        for call in calls:
-            if not entry_point and call.func.id not in known:
-                entry_point = call.func.id
-        local = _bound_names(test)
-        for node in ast.walk(tree):
-            loaded = isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-            if loaded and node.id not in known and node.id not in local and node.id not in used:
-                used.append(node.id)
-    return entry_point, tuple(name for name in used if name != entry_point)
+    trees = [ast.parse(test) for test in tests]
+    called = [
+        call.func.id
+        for tree in trees
+        for call in sorted(_calls_by_name(tree), key=lambda node: (node.lineno, node.col_offset))
+    ]
+    entry_point = next((name for name in called if name not in known), "")
+    if not entry_point:
+        defined = _top_level_functions(reference)
+        entry_point = next((name for name in called if name in defined), "")
+    # The setup code's own uses of the program (`root = Node(1)`), then the asserts'.
+    used = _loaded_free(ast.parse(setup), _BUILTIN_NAMES | _bound_names(setup))
+    for tree in trees:
+        used += _loaded_free(tree, known | _bound_names(tree) | set(used))
+        used += _builtins_handed_over(tree, entry_point, set(used))
+    return entry_point, tuple(name for name in dict.fromkeys(used) if name != entry_point)
+
+
+def _loaded_free(tree: ast.AST, bound: set[str]) -> list[str]:
+    """Names `tree` reads that `bound` does not hold, in order of first use."""
+    names = ast.walk(tree)
+    loaded = (node.id for node in names if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load))
+    return list(dict.fromkeys(name for name in loaded if name not in bound))
+
+
+def _calls_by_name(tree: ast.AST) -> list[ast.Call]:
+    """Calls of a plain name (`f(...)`, not `m.f(...)`)."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)]
+
+
+def _builtins_handed_over(tree: ast.AST, entry_point: str, seen: set[str]) -> list[str]:
+    """Built-ins passed as values in the arguments of calls to the entry point (`f(t, int)`): no plain
+    data, so such a call can only be made inside the sandbox."""
+    found: list[str] = []
+    for call in _calls_by_name(tree):
+        if call.func.id != entry_point:
+            continue
+        called = {id(inner.func) for inner in ast.walk(call) if isinstance(inner, ast.Call)}
+        for argument in [*call.args, *(keyword.value for keyword in call.keywords)]:
+            found += [
+                node.id
+                for node in ast.walk(argument)
+                if isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and node.id in _BUILTIN_NAMES
+                and id(node) not in called
+                and node.id not in seen
+            ]
+    return list(dict.fromkeys(found))
+
+
+def _top_level_functions(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return set()
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
 def _program(problem: MbppProblem, completion: str, solution: str | None) -> str:
