@@ -75,6 +75,42 @@ def test_libraries_enough_samples_use_are_preloaded_by_each_worker():
     assert "pandas" not in _pool_extras(get_benchmark("bigcodebench"), FULL, [stdlib])["preload"]
 
 
+def test_a_run_whose_tasks_use_pandas_finds_it_loaded_by_the_worker(tmp_path):
+    # The program times its own `import pandas` (CPU seconds): ~0.25 s in a fresh interpreter, nothing
+    # when the worker's zygote preloaded it.
+    row = json.loads(FULL.read_text().splitlines()[0])
+    program = (
+        "import time\nSTART = time.process_time()\nimport pandas as pd\n"
+        "PRELOADED = time.process_time() - START < 0.05\n"
+    )
+    task = {
+        **row,
+        "task_id": "Preload/0",
+        "libs": "['pandas']",
+        "code_prompt": program + "def task_func(n):\n",
+        "complete_prompt": program + "def task_func(n):\n",
+        "canonical_solution": "    return PRELOADED, int(pd.Series(range(n)).sum())\n",
+        "test": "import unittest\nclass TestCases(unittest.TestCase):\n    def test_sum(self):\n"
+        "        self.assertEqual(task_func(4), (True, 6))\n",
+    }
+    problems = tmp_path / "p.jsonl"
+    problems.write_text(json.dumps(task) + "\n")
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "Preload/0", "completion": task["canonical_solution"]}) + "\n")
+    config = EvalConfig(
+        samples,
+        benchmark="bigcodebench",
+        problem_file=problems,
+        ks=(1,),
+        workers=1,
+        timeout_s=60,
+        options={"calibrated": False},  # (calibration would run the import once before the program)
+        report=False,
+    )
+    (result,) = evaluate_file(config).results
+    assert result.passed, result.result
+
+
 def test_prompts():
     problem = load_bigcodebench(FULL)["BigCodeBench/1"]
     complete = bigcodebench_prompt(problem, "completion")
