@@ -65,6 +65,10 @@ PASS_THROUGH_MODULES = ("ctypes", "codeop", "code", "runpy", "unittest.mock", "f
                         # readers exist in site-packages: see the package README ("not closed").
                         "idlelib.stackviewer", "_pytest._code.code", "numpy.distutils.misc_util",
                         "pydantic.type_adapter")
+# Pass-through modules whose import changes the process (numpy.distutils' brings setuptools' distutils,
+# which gives the root logger a class that drops every record, handlers printing to stdout, warnings
+# filters and a sys.path entry: red-team round 18): their files are found without importing them.
+LOCATED_ONLY = frozenset({"numpy.distutils.misc_util"})
 IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 # Trusted modules whose functions call into native libraries through ctypes without naming anything
 # of it (`getattr(self.dynlib, "openblas_get_num_threads")()`): threadpoolctl, which scikit-learn's
@@ -185,12 +189,12 @@ def install_audit_hook(
     helper_names = {id(f.__code__): (f.__code__, name) for name, functions in FRAME_HELPERS.items()
                     for f in functions}
     generators = CodeSet(_code_generators())
-    module_files = []
-    for name in PASS_THROUGH_MODULES:
-        module = sys.modules.get(name) or _try_import(name)
-        if module is not None and getattr(module, "__file__", None):
-            module_files.append(module.__file__)
-    pass_files = frozenset(module_files)
+    # Imported now, so that their own import-time code does not run later under the hook with the
+    # importer as the asker; those imported elsewhere for their effects only found (LOCATED_ONLY).
+    pass_files = frozenset(filter(None, (
+        _module_file(name) if name in LOCATED_ONLY else getattr(sys.modules.get(name) or _try_import(name),
+                                                                 "__file__", None)
+        for name in PASS_THROUGH_MODULES)))
     ctypes_module = sys.modules.get("ctypes") or _try_import("ctypes")
     # (With the methods of ctypes types that map an existing buffer: multiprocessing's shared values
     # are rebuilt with `type_.from_buffer(...)`, which names nothing else of ctypes.)
@@ -378,14 +382,26 @@ def install_audit_hook(
 
 
 def _module_file(name: str) -> str | None:
-    """The file a module would load from (without importing it), or None."""
-    import importlib.util
+    """The file of module `name`: the loaded module's, or the one the path finder would load it from,
+    found without importing it or its parent packages (importlib.util.find_spec imports the parents);
+    None where there is none."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return getattr(module, "__file__", None)
+    from importlib.machinery import PathFinder
 
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    return spec.origin if spec is not None and spec.has_location else None
+    parts, search, spec = name.split("."), None, None
+    for depth in range(1, len(parts) + 1):
+        if depth > 1 and search is None:
+            return None  # a parent that is no package
+        try:
+            spec = PathFinder.find_spec(".".join(parts[:depth]), search)
+        except (ImportError, ValueError):
+            return None
+        if spec is None:
+            return None
+        search = spec.submodule_search_locations
+    return spec.origin if spec.has_location else None
 
 
 def _code_generators() -> list[types.CodeType]:
