@@ -335,6 +335,60 @@ def test_scikit_learns_kmeans_runs_in_the_program_and_in_the_tests(pool):
     assert verdict.status is Status.PASSED, verdict
 
 
+def test_the_root_logger_works_as_in_a_fresh_interpreter(pool):
+    # The harness's set-up imported numpy.distutils.misc_util (to learn its file name), which replaced
+    # the root logger with one that drops every record: assertLogs and basicConfig files saw nothing.
+    program = ("import logging, os\n"
+               "def task_func(path):\n"
+               "    logging.basicConfig(filename=path, level=logging.INFO,\n"
+               "                        format='%(levelname)s %(message)s')\n"
+               "    logging.info('wrote %d', 3)\n"
+               "    logging.shutdown()\n"
+               "    with open(path) as fh:\n        return fh.read()\n")
+    test = ("import logging, os, tempfile, unittest\nclass TestCases(unittest.TestCase):\n"
+            "    def test_file(self):\n"
+            "        path = os.path.join(tempfile.mkdtemp(), 'log.txt')\n"
+            "        self.assertEqual(task_func(path), 'INFO wrote 3\\n')\n"
+            "    def test_captured(self):\n"
+            "        with self.assertLogs(level='WARNING') as seen:\n"
+            "            logging.warning('careful')\n"
+            "        self.assertEqual(seen.output, ['WARNING:root:careful'])\n"
+            "        self.assertIs(type(logging.getLogger()), logging.RootLogger)\n")
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
+    assert verdict.status is Status.PASSED, verdict
+
+
+# pandas results the value checks once refused for an honest program (round 18): a MultiIndex (every
+# groupby on two keys, agg with several functions) stopped the checks; pandas' nullable arrays
+# (Int64, convert_dtypes) define no function of their own, so their maker was not found.
+PANDAS_RESULTS = {
+    "groupby on two keys": (
+        "df.groupby(['g', 'h'])['v'].sum()",
+        "pd.Series([1, 2, 3], index=pd.MultiIndex.from_tuples([('a', 'x'), ('a', 'y'), ('b', 'x')],"
+        " names=['g', 'h']), name='v')"),
+    "agg with two functions": (
+        "df.groupby('g')['v'].agg(['sum', 'max'])",
+        "pd.DataFrame({'sum': [3, 3], 'max': [2, 3]}, index=pd.Index(['a', 'b'], name='g'))"),
+    "a nullable integer column": (
+        "df['v'].astype('Int64')", "pd.Series([1, 2, 3], dtype='Int64', name='v')"),
+    "convert_dtypes": (
+        "df[['v']].convert_dtypes()", "pd.DataFrame({'v': pd.array([1, 2, 3], dtype='Int64')})"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PANDAS_RESULTS))
+def test_pandas_results_of_honest_programs_pass(pool, case):
+    made, expected = PANDAS_RESULTS[case]
+    program = ("import pandas as pd\ndef task_func():\n"
+               "    df = pd.DataFrame({'g': ['a', 'a', 'b'], 'h': ['x', 'y', 'x'], 'v': [1, 2, 3]})\n"
+               f"    return {made}\n")
+    check = "assert_frame_equal" if "DataFrame" in expected else "assert_series_equal"
+    test = ("import unittest\nimport pandas as pd\nclass TestCases(unittest.TestCase):\n"
+            f"    def test_a(self):\n        pd.testing.{check}(task_func(), {expected})\n")
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
+    assert verdict.status is Status.PASSED, verdict
+
+
 def test_a_class_fixture_that_skips_is_a_fixture_error_not_tampering(pool):
     test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
             "    @classmethod\n    def setUpClass(cls):\n"

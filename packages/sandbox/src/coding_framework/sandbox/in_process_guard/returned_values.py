@@ -114,7 +114,7 @@ def foreign_answerer(
             if not pandas:
                 return (f"a {_QUALNAME(kind)}, a subclass of a pandas container that pandas did not make "
                         "(its own attributes decide what pandas' comparisons read)")
-            foreign = _foreign_dtype(item, pandas, is_trusted)
+            foreign = _foreign_dtype(item, pandas, is_trusted, libraries[1])
             if foreign:
                 return (f"a pandas {pandas} holding a {foreign}, an array type pandas did not make (its "
                         "code answers what pandas reads)")
@@ -172,20 +172,35 @@ def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool]) ->
     return None
 
 
-def _foreign_dtype(item: object, name: str, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+def _foreign_dtype(item: object, name: str, is_trusted: Callable[[types.CodeType], bool],
+                   known_arrays: frozenset = frozenset()) -> str | None:
     """The class of an array type in a pandas container that neither numpy (C) nor pandas made: a
-    pandas ExtensionArray of the program's, whose `dtype` and methods are its code."""
+    pandas ExtensionArray of the program's, whose `dtype` and methods are its code. `known_arrays`:
+    the ExtensionArray classes that existed before the program ran (library_types), pandas' nullable
+    ones among them (IntegerArray defines no function of its own that would show who made it)."""
     if name == "DataFrame":
         arrays = _list(item._mgr.arrays)
+    elif name == "Series":
+        arrays = [item.array]
+    elif _in_mro(_type(item), "MultiIndex", _MULTI_INDEX_MODULE, is_trusted):
+        arrays = [level._data for level in item.levels]  # (a MultiIndex has no array of its own)
     else:
-        arrays = [item.array if name == "Series" else item._data]
+        arrays = [item._data]
     for array in arrays:
         kind = _type(array)
         if _numpy_ndarray(kind) is not None and not _FLAGS(kind) & _HEAP_TYPE:
             continue
-        if not _made_in(kind, "pandas.", is_trusted):
+        if kind not in known_arrays and not _made_in(kind, "pandas.", is_trusted):
             return _QUALNAME(kind)
     return None
+
+
+_MULTI_INDEX_MODULE = "pandas.core.indexes.multi"
+
+
+def _in_mro(kind: type, name: str, module: str, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether a class named `name` that `module` made (_maker) is in `kind`'s MRO."""
+    return _any(_QUALNAME(klass) == name and _maker(klass, is_trusted) == module for klass in _MRO(kind))
 
 
 def _push(todo: list, items) -> None:
@@ -491,16 +506,26 @@ _DESCRIPTOR_METHODS = frozenset({"__get__", "__call__", "__getattr__", "__getatt
 
 
 def library_types() -> tuple:
-    """(numpy.ndarray,) as loaded now, (None,) when numpy is not. Taken by the harness before the
-    program runs: later, `sys.modules` is the program's to rewrite, and a fake entry there must not
-    decide which objects get walked (numpy loaded later is found by its C type, see _numpy_ndarray)."""
+    """(numpy.ndarray or None when numpy is not loaded, every subclass of pandas' ExtensionArray
+    there is) as loaded now. Taken by the harness before the program runs: later, `sys.modules` is the
+    program's to rewrite, and a fake entry there must not decide which objects get walked (numpy
+    loaded later is found by its C type, see _numpy_ndarray), and a class of the program's may derive
+    from ExtensionArray."""
     numpy = sys.modules.get("numpy")
-    return (None,) if numpy is None else (numpy.ndarray,)
+    base = getattr(sys.modules.get("pandas.core.arrays.base"), "ExtensionArray", None)
+    arrays: set[type] = set()
+    todo = [base] if _issubclass(_type(base), _TYPE) else []
+    while todo:
+        for sub in _TYPE.__subclasses__(todo.pop()):
+            if sub not in arrays:
+                arrays.add(sub)
+                todo.append(sub)
+    return (None if numpy is None else numpy.ndarray, frozenset(arrays))
 
 
 def _array_cells(item: object, libraries: tuple) -> list | None:
     """Elements of a numpy object array (values the tests compare); None for what is no ndarray."""
-    (ndarray,) = libraries
+    ndarray = libraries[0]
     kind = _type(item)
     # numpy's ndarray, also when the program imported numpy after the harness took `libraries`: a C type
     # (no class statement of the program's makes one) named so.
