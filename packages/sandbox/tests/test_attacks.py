@@ -1401,6 +1401,17 @@ def test_making_code_that_claims_a_trusted_file_is_refused(pool):
     assert_pool_healthy(pool)
 
 
+def test_code_named_after_another_file_of_a_trusted_directory_is_made_but_not_trusted(pool):
+    # Since round 18 (pandas' jinja2 templates compile under their .tpl names) trusted code may make
+    # it, and jinja2 compiles any Python text it is given: the code is made, and is not trusted.
+    program = ('import os, jinja2\nenv = jinja2.Environment()\n'
+               'code = env._compile("import sys\\nframe = sys._getframe(0)\\n", os.__file__[:-3] + ".tpl")\n'
+               'env.template_class.from_code(env, code, {})\n' + WRONG_ADD)
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "sys._getframe is not allowed to the program under test" in verdict.message, verdict
+
+
 def test_forged_unittest_reports_fail_authentication(pool):
     program = ('import os, struct\n'
                'def add(a, b):\n    return 0\n'

@@ -376,6 +376,19 @@ PANDAS_RESULTS = {
 }
 
 
+def test_pandas_renders_its_templates_for_the_program_and_the_tests(pool):
+    # Styler and to_latex compile jinja2 templates under their .tpl file names in site-packages,
+    # refused as code claiming a trusted file until round 18.
+    program = ("import pandas as pd\ndef task_func():\n    df = pd.DataFrame({'a': [1, 2]})\n"
+               "    return df.to_latex(), df.style.highlight_max().to_html()\n")
+    test = ("import unittest\nimport pandas as pd\nclass TestCases(unittest.TestCase):\n"
+            "    def test_a(self):\n        latex, html = task_func()\n"
+            "        self.assertIn('\\\\begin{tabular}', latex)\n        self.assertIn('<table', html)\n"
+            "        self.assertIn('<table', pd.DataFrame({'b': [3]}).style.to_html())\n")
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
+    assert verdict.status is Status.PASSED, verdict
+
+
 @pytest.mark.parametrize("case", sorted(PANDAS_RESULTS))
 def test_pandas_results_of_honest_programs_pass(pool, case):
     made, expected = PANDAS_RESULTS[case]

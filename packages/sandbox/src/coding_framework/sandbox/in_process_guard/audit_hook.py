@@ -70,6 +70,10 @@ PASS_THROUGH_MODULES = ("ctypes", "codeop", "code", "runpy", "unittest.mock", "f
 # filters and a sys.path entry: red-team round 18): their files are found without importing them.
 LOCATED_ONLY = frozenset({"numpy.distutils.misc_util"})
 IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+# The file names of trusted code under the trusted roots (a module loaded from a .pyc still names its
+# .py). Only Python sources: pandas' Styler and to_latex render jinja2 templates, compiled under the
+# template's own file name, which was refused as code claiming a trusted file (red-team round 18).
+TRUSTED_SUFFIX = ".py"
 # Trusted modules whose functions call into native libraries through ctypes without naming anything
 # of it (`getattr(self.dynlib, "openblas_get_num_threads")()`): threadpoolctl, which scikit-learn's
 # KMeans runs every fit under (red-team round 16: every KMeans fit was an error). Their ctypes events
@@ -148,12 +152,16 @@ def code_objects(code: types.CodeType) -> CodeSet:
 
 def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types.CodeType], bool]:
     """Whether a code object is trusted: compiled by the harness (`trusted_code`, by identity), frozen
-    into the interpreter, or loaded from a file under one of `roots`."""
-    starts, frozen, by_id = str.startswith, "<frozen ", trusted_code.by_id
+    into the interpreter, or loaded from a Python source file (`.py`) under one of `roots`. Code that
+    libraries compile from other files there (jinja2's, from pandas' `.tpl` templates) is not: its
+    text is whatever the template engine was given (see TRUSTED_SUFFIX)."""
+    starts, ends, frozen, by_id = str.startswith, str.endswith, "<frozen ", trusted_code.by_id
+    suffix = TRUSTED_SUFFIX  # (held: the module's namespace is the candidate's to rebind)
 
     def is_trusted(code: types.CodeType) -> bool:
         name = code.co_filename
-        return by_id.get(id(code)) is code or starts(name, frozen) or starts(name, roots)
+        from_a_source = starts(name, roots) and ends(name, suffix)
+        return by_id.get(id(code)) is code or starts(name, frozen) or from_a_source
 
     return is_trusted
 
@@ -203,6 +211,7 @@ def install_audit_hook(
     ctypes_users = frozenset(filter(None, map(_module_file, CTYPES_USERS)))
     traceback_file = traceback.__file__
     getframe, get_ident, starts = sys._getframe, _thread_ident(), str.startswith
+    ends, trusted_suffix = str.endswith, TRUSTED_SUFFIX
     import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
     len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
@@ -350,9 +359,10 @@ def install_audit_hook(
                 refuse(event, "", args)
             if frame is not None and not vouched(frame, event, args, helper) and candidate_on_stack(direct):
                 refuse(event, " (asked by trusted code on the program's behalf)", args)
-            # Code claiming a trusted file may only be made by the import system, from that file.
+            # Code claiming a trusted file may only be made by the import system, from that file; code
+            # named after another file there (a template) is made freely, since it is never trusted.
             if (event == "compile" and len_(args) > 1 and isinstance_(args[1], str) and starts(args[1], roots)
-                    and direct.f_code.co_filename not in import_machinery):
+                    and ends(args[1], trusted_suffix) and direct.f_code.co_filename not in import_machinery):
                 refuse(event, f" of code named {args[1]!r}")
             if event in ("marshal.loads", "marshal.load") and direct.f_code.co_name == "_compile_bytecode":
                 # A .pyc without source keeps whatever file name it claims: only from trusted dirs.
