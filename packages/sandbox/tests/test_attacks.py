@@ -7,6 +7,8 @@ gives right verdicts afterwards.
 
 from __future__ import annotations
 
+import builtins
+import marshal
 import os
 import sys
 import time
@@ -1410,6 +1412,42 @@ def test_code_named_after_another_file_of_a_trusted_directory_is_made_but_not_tr
     verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
     assert verdict.status is Status.ERROR, verdict
     assert "sys._getframe is not allowed to the program under test" in verdict.message, verdict
+
+
+# Round 19: code made under a library's file name (importlib's helpers compile or unmarshal what they
+# are handed; `_imp._fix_co_filename` renames code in place) was trusted as that library's, and an
+# always-equal answer made so passed every test. Each program's `add` returns such an answer.
+ALWAYS_EQUAL_SOURCE = ("class AlwaysEq:\n    def __eq__(self, other):\n        return other is other\n"
+                       "    __hash__ = None\n"
+                       "def answer(a, b):\n    return AlwaysEq()\n")
+RUN_IN_NS = ('ns = {"__name__": "fake"}\n'
+             'boot = __import__("importlib._bootstrap").__dict__["_bootstrap"]\n'
+             'boot._call_with_frames_removed(getattr(__import__("built" + "ins"), "ex" + "ec"), code, ns)\n'
+             'def add(a, b):\n    return ns["answer"](a, b)\n')
+RENAMED_CODE = {
+    "source_to_code under os.py": (
+        "import os\nimport importlib.machinery as M\n"
+        f"code = M.SourceFileLoader('x', os.__file__).source_to_code({ALWAYS_EQUAL_SOURCE.encode()!r},\n"
+        "                                                          os.__file__)\n"
+        + RUN_IN_NS),
+    "_compile_bytecode under os.py": (
+        "import os\next = __import__('importlib._bootstrap_external').__dict__['_bootstrap_external']\n"
+        f"code = ext._compile_bytecode({marshal.dumps(builtins.compile(ALWAYS_EQUAL_SOURCE, 'x', 'exec'))!r},"
+        "\n    "
+        "'x', os.__file__ + 'c', os.__file__)\n" + RUN_IN_NS),
+    "_imp._fix_co_filename in place": (
+        "import dis, importlib, os\n" + ALWAYS_EQUAL_SOURCE +
+        "rename = getattr(importlib.import_module('_i' + 'mp'), '_fix_co_filename')\n"
+        "for method in (AlwaysEq.__eq__, answer):\n    rename(dis._get_code_object(method), os.__file__)\n"
+        "def add(a, b):\n    return answer(a, b)\n"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(RENAMED_CODE))
+def test_code_renamed_after_a_library_file_is_not_trusted(pool, route):
+    verdict = pool.run(UnittestJob(program=RENAMED_CODE[route], test=UNIT_TEST))
+    assert verdict.status is Status.ERROR, verdict
+    assert "AlwaysEq.__eq__ is the program's" in verdict.message, verdict
 
 
 def test_forged_unittest_reports_fail_authentication(pool):

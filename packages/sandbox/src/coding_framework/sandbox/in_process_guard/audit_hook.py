@@ -151,19 +151,147 @@ def code_objects(code: types.CodeType) -> CodeSet:
 
 
 def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types.CodeType], bool]:
-    """Whether a code object is trusted: compiled by the harness (`trusted_code`, by identity), frozen
-    into the interpreter, or loaded from a Python source file (`.py`) under one of `roots`. Code that
-    libraries compile from other files there (jinja2's, from pandas' `.tpl` templates) is not: its
-    text is whatever the template engine was given (see TRUSTED_SUFFIX)."""
+    """Whether a code object is trusted: compiled by the harness (`trusted_code`, by identity), part of
+    the sandbox's own package (HARNESS_PACKAGE, whose files the sandbox does not show), or equal to
+    code that the import system makes from a Python source file (`.py`) under one of `roots` or from
+    a module frozen into the interpreter, the one the code names.
+
+    Equal (`==` of code objects: bytecode, constants, names, line table; not the file name), not just
+    named so: a code object's file name is no proof of where it came from. importlib's own helpers
+    compile or unmarshal what they are handed under any name (`source_to_code`, `_compile_bytecode`),
+    and `_imp._fix_co_filename` renames a code object in place (red-team round 19: an always-equal
+    `__eq__` renamed to `os.py` passed). Each code object is compared once (then kept by identity);
+    each file's code is read once, from its cached bytecode when that matches the source, as the
+    import system reads it. Code libraries compile from other files there (jinja2's, from pandas'
+    `.tpl` templates) is not trusted: its text is whatever the template engine was given.
+
+    Everything the returned function calls is held here: it runs while the program can rebind
+    builtins and this module's names (and put them back before any check sees them)."""
+    import importlib.util
+    import io
+    import marshal
+
     starts, ends, frozen, by_id = str.startswith, str.endswith, "<frozen ", trusted_code.by_id
-    suffix = TRUSTED_SUFFIX  # (held: the module's namespace is the candidate's to rebind)
+    suffix = TRUSTED_SUFFIX
+    type_, id_, len_, int_, str_ = builtins.type, builtins.id, builtins.len, builtins.int, builtins.str
+    code_type, stat, open_, compile_ = types.CodeType, os.stat, io.open, builtins.compile
+    loads, from_bytes = marshal.loads, int.from_bytes
+    cached_at, magic = importlib.util.cache_from_source, importlib.util.MAGIC_NUMBER
+    get_frozen, is_frozen, aliases = _imp.get_frozen_object, _imp.is_frozen, dict(_FROZEN_ALIASES)
+    unreadable = (OSError, ValueError, SyntaxError, MemoryError, EOFError, TypeError, RecursionError,
+                  NotImplementedError, ImportError)
+    verified = dict(_harness_code().by_id)  # id -> code: found equal to its file's, or the harness's
+    by_origin: dict[str, dict] = {}  # file or "<frozen name>" -> {(name, first line): [code]}
+
+    def index(code) -> dict:
+        found: dict = {}
+        todo = [code] if type_(code) is code_type else []
+        while todo:
+            item = todo.pop()
+            found.setdefault((item.co_name, item.co_firstlineno), []).append(item)
+            todo.extend(const for const in item.co_consts if type_(const) is code_type)
+        return found
+
+    def module_code(path: str):
+        """The module code the import system runs for the source at `path`: its cached bytecode when
+        the header says it was made from this source (size and mtime, or a hash-based file), else the
+        source compiled as importlib compiles it (under a name outside the roots: equality ignores
+        file names); None where neither can be read."""
+        try:
+            source_stat = stat(path)
+            try:
+                with open_(cached_at(path), "rb") as fh:
+                    data = fh.read()
+            except unreadable:
+                data = b""
+            if len_(data) > 16 and data[:4] == magic:
+                flags, mtime, size = (from_bytes(data[at:at + 4], "little") for at in (4, 8, 12))
+                if flags & 1 or (flags == 0 and mtime == int_(source_stat.st_mtime) & 0xFFFFFFFF
+                                 and size == source_stat.st_size & 0xFFFFFFFF):
+                    code = loads(data[16:])
+                    if type_(code) is code_type:
+                        return code
+            with open_(path, "rb") as fh:
+                return compile_(fh.read(), "<trusted source>", "exec", dont_inherit=True)
+        except unreadable:
+            return None
+
+    def made_from(name: str) -> dict:
+        found = by_origin.get(name)
+        if found is None:
+            if starts(name, frozen):
+                module = name[8:-1]
+                module = aliases.get(module, module)
+                try:
+                    found = index(get_frozen(module) if is_frozen(module) else None)
+                except unreadable:
+                    found = {}
+            else:
+                found = index(module_code(name))
+            by_origin[name] = found
+        return found
 
     def is_trusted(code: types.CodeType) -> bool:
+        key = id_(code)
+        if by_id.get(key) is code or verified.get(key) is code:
+            return True
+        if type_(code) is not code_type:
+            return False
         name = code.co_filename
-        from_a_source = starts(name, roots) and ends(name, suffix)
-        return by_id.get(id(code)) is code or starts(name, frozen) or from_a_source
+        if type_(name) is not str_:
+            return False
+        if not (starts(name, frozen) or (starts(name, roots) and ends(name, suffix))):
+            return False
+        for candidate in made_from(name).get((code.co_name, code.co_firstlineno), ()):
+            # (code_richcompare, in C: both are exact code objects.) `types.coroutine` marks a
+            # generator function's code as an iterable coroutine (asyncio's `sleep(0)`): only that
+            # flag may differ.
+            if candidate == code or (code.co_flags & _ITERABLE_COROUTINE and not candidate.co_flags
+                                     & _ITERABLE_COROUTINE and candidate.replace(
+                                         co_flags=candidate.co_flags | _ITERABLE_COROUTINE) == code):
+                verified[key] = code
+                return True
+        return False
 
     return is_trusted
+
+
+_ITERABLE_COROUTINE = 0x100  # CO_ITERABLE_COROUTINE, set by types.coroutine
+# The names frozen modules are found under, where their code names another
+# (`<frozen importlib._bootstrap>`).
+_FROZEN_ALIASES = {"importlib._bootstrap": "_frozen_importlib",
+                   "importlib._bootstrap_external": "_frozen_importlib_external"}
+# The sandbox's own package: its files are not in the sandbox's view (the zygote pivots away from
+# them), so its code is trusted by identity, as loaded before any program runs.
+HARNESS_PACKAGE = "coding_framework.sandbox"
+
+
+def _harness_code() -> CodeSet:
+    """Every code object of the loaded modules of HARNESS_PACKAGE: their functions, their classes'
+    methods (and properties, class and static methods), and everything nested in those."""
+    found = CodeSet()
+    for name, module in list(sys.modules.items()):
+        if name != HARNESS_PACKAGE and not name.startswith(HARNESS_PACKAGE + "."):
+            continue
+        todo = list(vars(module).values()) if isinstance(module, types.ModuleType) else []
+        seen: set[int] = set()
+        while todo:
+            value = todo.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, types.FunctionType):
+                found.update(code_objects(value.__code__))
+            elif isinstance(value, staticmethod | classmethod):
+                todo.append(value.__func__)
+            elif isinstance(value, property):
+                todo.extend((value.fget, value.fset, value.fdel))
+            elif isinstance(value, type) and value.__module__ == name:
+                todo.extend(type.__dict__["__dict__"].__get__(value).values())
+    return found
+
+
+import _imp  # noqa: E402  (its functions are held by make_trust)
 
 
 def install_audit_hook(

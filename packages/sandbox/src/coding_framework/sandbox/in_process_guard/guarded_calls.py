@@ -177,7 +177,9 @@ def _calls_program(value: object, filename: str, is_trusted: Callable[[types.Cod
     program's code."""
     kind = type(value)
     if kind is types.FunctionType:
-        return value.__code__.co_filename == filename
+        # (By its file name, or by not being trusted: a function of the program's renamed in place to a
+        # library's file, `_imp._fix_co_filename`, is no library code: make_trust.)
+        return value.__code__.co_filename == filename or not is_trusted(value.__code__)
     if issubclass(kind, type):
         return bool(_untrusted_method(value, is_trusted, _NEW)
                     or _untrusted_method(kind, is_trusted, _CALL)
