@@ -445,6 +445,22 @@ ANSWERING_RETURNS = {
         "import fractions\nclass Anything:\n    def __eq__(self, other):\n        return True\n"
         "def add(a, b):\n    f = fractions.Fraction(0)\n    f._numerator = f._denominator = Anything()\n"
         "    return f\n", "Anything.__eq__"),
+    # Round 20: a library function whose closure holds what the program chose, named for the method
+    # and reading the operand: what it runs is its cells' (trusted code, by content or by name).
+    "__eq__ through functools.singledispatch": (
+        "import functools\nclass P:\n    @functools.singledispatch\n    def __eq__(self, other):\n"
+        "        return True\n    __hash__ = None\ndef add(a, b):\n    return P()\n", "P.__eq__"),
+    "numpy's binary method over operator.is_not": (
+        "import operator\nfrom numpy.lib.mixins import _binary_method\n"
+        "class P:\n    __eq__ = _binary_method(operator.is_not, 'eq')\n    __hash__ = None\n"
+        "def add(a, b):\n    return P()\n", "P.__eq__"),
+    "pandas' zero-dim decorator around the program's __eq__": (
+        "from pandas.core.ops.common import unpack_zerodim_and_defer\nclass P:\n"
+        "    @unpack_zerodim_and_defer('__eq__')\n    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = None\ndef add(a, b):\n    return P()\n", "P.__eq__"),
+    "add as a library closure over the program's function": (
+        EQ_CLASS + "from numpy.lib.mixins import _binary_method\ndef _add(a, b):\n    return Anything()\n"
+        "add = _binary_method(_add, 'add')\n", "Anything.__eq__"),
 }
 
 

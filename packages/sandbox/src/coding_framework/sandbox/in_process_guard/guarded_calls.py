@@ -166,7 +166,8 @@ _LAZY = frozenset({types.GeneratorType, map, filter})
 _NEW, _CALL = frozenset({"__new__"}), frozenset({"__call__"})
 
 
-def _calls_program(value: object, filename: str, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+def _calls_program(value: object, filename: str, is_trusted: Callable[[types.CodeType], bool],
+                   depth: int = 0) -> bool:
     """Whether calling `value` runs the program's code and hands back what it made: a function of the
     program's (`filename`); a callable object of the program's (a partial or bound method of its
     function, an instance of its class with `__call__`, an `lru_cache` or other wrapper whose
@@ -176,10 +177,17 @@ def _calls_program(value: object, filename: str, is_trusted: Callable[[types.Cod
     them with isinstance. Read through type's descriptors and instance dicts, never by calling the
     program's code."""
     kind = type(value)
+    if depth > 20:
+        return True  # (nesting no honest program builds: guarded, to be safe)
     if kind is types.FunctionType:
         # (By its file name, or by not being trusted: a function of the program's renamed in place to a
-        # library's file, `_imp._fix_co_filename`, is no library code: make_trust.)
-        return value.__code__.co_filename == filename or not is_trusted(value.__code__)
+        # library's file, `_imp._fix_co_filename`, is no library code: make_trust.) A library function
+        # whose closure holds something of the program's runs it (`_binary_method(program_func, ...)`:
+        # red-team round 20).
+        if value.__code__.co_filename == filename or not is_trusted(value.__code__):
+            return True
+        cells = value.__closure__ or ()
+        return any(_calls_program(_cell_value(cell), filename, is_trusted, depth + 1) for cell in cells)
     if issubclass(kind, type):
         return bool(_untrusted_method(value, is_trusted, _NEW)
                     or _untrusted_method(kind, is_trusted, _CALL)
@@ -193,4 +201,12 @@ def _calls_program(value: object, filename: str, is_trusted: Callable[[types.Cod
     except (AttributeError, TypeError):
         return False
     wrapped = state.get("__wrapped__") if type(state) is dict else None
-    return wrapped is not None and wrapped is not value and _calls_program(wrapped, filename, is_trusted)
+    return wrapped is not None and wrapped is not value and _calls_program(wrapped, filename, is_trusted,
+                                                                           depth + 1)
+
+
+def _cell_value(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None

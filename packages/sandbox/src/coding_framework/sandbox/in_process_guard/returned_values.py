@@ -432,9 +432,14 @@ def _untrusted_method(
                 # the operand: true), or one that never reads the other operand (mock.ANY's `__eq__`,
                 # reused by a class of the program's, is "equal" to everything). Libraries' own
                 # comparison functions carry the method's name (functools.wraps, total_ordering set it).
+                # Strict, too: a library function holding a closure, in a class no trusted module made.
+                # What it runs is what its cells hold, which the program chose: functools.singledispatch
+                # of the program's `__eq__`, numpy's `_binary_method(operator.is_not, ...)`, pandas'
+                # `unpack_zerodim_and_defer` around the program's method (red-team round 20).
                 if not is_trusted(func.__code__) or (strict and (
                         wrapped or func.__name__ != name
-                        or _ignores_operand(func.__code__, _type(attr) is staticmethod))):
+                        or _ignores_operand(func.__code__, _type(attr) is staticmethod)
+                        or (func.__closure__ and _maker(klass, is_trusted) is None))):
                     return f"{_QUALNAME(klass)}.{name}"
             elif strict and _answers_anything(name, func):
                 return f"{_QUALNAME(klass)}.{name}"
