@@ -83,6 +83,10 @@ def foreign_answerer(
         culprit = culprit or _method_set_on_instance(item, kind, is_trusted)
         if culprit:
             return culprit
+        # What the program's classes hold as class attributes: a library comparison a class of the
+        # program's copies (UserList's or Fraction's `__eq__`) reads `self.data` or `self._numerator`,
+        # found on the class when the instance has none (red-team round 21).
+        _push(todo, _class_data(kind, is_trusted))
         # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
         if _issubclass(kind, _DICT):
             if _issubclass(kind, _DEFAULTDICT) and _makes_program_values(_DEFAULT_FACTORY(item), is_trusted):
@@ -137,6 +141,19 @@ def foreign_answerer(
 
 
 _NAMESPACE = types.SimpleNamespace
+# Class attributes that hold methods or describe the class (walked elsewhere, or plain).
+_NOT_CLASS_DATA = (types.FunctionType, classmethod, staticmethod, property, types.MemberDescriptorType,
+                   types.GetSetDescriptorType)
+
+
+def _class_data(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> list:
+    """The data attributes of the classes in `kind`'s MRO that no trusted module made (the program's)."""
+    held = []
+    for klass in _MRO(kind):
+        if _FLAGS(klass) & _HEAP_TYPE and _maker(klass, is_trusted) is None:
+            held += [value for value in _CLASS_DICT(klass).values()
+                     if not _issubclass(_type(value), _NOT_CLASS_DATA)]
+    return held
 
 
 def _foreign_subclass(kind: type, base: type | None, package: str, is_trusted) -> bool:
