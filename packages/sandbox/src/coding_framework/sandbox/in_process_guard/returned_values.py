@@ -81,6 +81,7 @@ def foreign_answerer(
         if not culprit and not _genuine_mock(kind, is_trusted):
             culprit = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
         culprit = culprit or _method_set_on_instance(item, kind, is_trusted)
+        culprit = culprit or _callable_special_method(kind, is_trusted)
         if culprit:
             return culprit
         # What the program's classes hold as class attributes: a library comparison a class of the
@@ -144,6 +145,26 @@ _NAMESPACE = types.SimpleNamespace
 # Class attributes that hold methods or describe the class (walked elsewhere, or plain).
 _NOT_CLASS_DATA = (types.FunctionType, classmethod, staticmethod, property, types.MemberDescriptorType,
                    types.GetSetDescriptorType)
+
+
+def _callable_special_method(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+    """A special method of a class of the program's (no trusted module made it) that is a built-in
+    function or a bound method: it answers as the program chose with no code of its own to find
+    (`__sub__ = operator.not_`, every difference False, so assertAlmostEqual holds; `__getitem__ =
+    [always_equal].__getitem__`: red-team round 22). Honest classes define them as functions; the
+    C descriptors of extension classes (pandas' Cython ones are heap types too) are not these kinds."""
+    for klass in _MRO(kind):
+        if not _FLAGS(klass) & _HEAP_TYPE or _maker(klass, is_trusted) is not None:
+            continue
+        for name, attr in _CLASS_DICT(klass).items():
+            if name in ANSWERING_METHODS and (_type(attr) in _ANSWERING_CALLABLES
+                                              or _type(_unwrap(attr)[0]) in _ANSWERING_CALLABLES):
+                return f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)}.{name} is the program's"
+    return None
+
+
+# Callables that carry what they answer with (a bound `__self__`, or nothing to look into).
+_ANSWERING_CALLABLES = frozenset({types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType})
 
 
 def _class_data(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> list:
@@ -460,6 +481,7 @@ def _untrusted_method(
                     return f"{_QUALNAME(klass)}.{name}"
             elif strict and _answers_anything(name, func):
                 return f"{_QUALNAME(klass)}.{name}"
+
             elif not _issubclass(kind, _HARMLESS_ATTRIBUTES) and _untrusted_method(
                     kind, is_trusted, _DESCRIPTOR_METHODS):
                 return f"{_QUALNAME(klass)}.{name}"  # a descriptor or callable object of the program's
