@@ -12,9 +12,11 @@ Three layers, all set up by the child before the candidate's code first runs (se
    setting `__code__` or `__defaults__`), and (whoever asks) loading an extension module from outside
    the trusted directories. Frame walking is how a program finds the harness's reporter
    and the running test (and forges a pass); strings built at run time get past any static check, the
-   audit hook sees the operation itself. "The candidate's code" is any code object not loaded from a
-   directory the child cannot write (the host view is read-only; the work dir is not trusted) and not
-   compiled by the harness from the trusted test source. Standard-library helpers that only hand a frame
+   audit hook sees the operation itself. "The candidate's code" is any code object that is not the
+   sandbox's own, not compiled by the harness from the trusted test source, and not equal to code the
+   import system makes from the Python source or frozen module it names in a directory the child
+   cannot write (the host view is read-only; the work dir is not trusted): a file name alone proves
+   nothing (make_trust). Standard-library helpers that only hand a frame
    back to their caller (`inspect.currentframe`, `inspect.stack`, `traceback.walk_stack`,
    `logging.currentframe`, ...) are looked through to the code that called them, so calling them is
    calling `sys._getframe`; trusted code asking for itself names what it asks for (library internals
