@@ -161,7 +161,8 @@ def bigcodebench_job(
 # (benchmarks/evals/bigcodebench_preload.py, RESULTS.md): with numpy, pandas and matplotlib.pyplot
 # preloaded a task using them took 0.43 s per sample instead of 0.89, a standard-library task 0.37 s
 # instead of 0.24 (the guard records and checks every loaded module): a gain once about a fifth of
-# the samples use them. scipy.stats and sklearn (0.6 and 0.9 s to import) added 0.13 s to the latter.
+# the samples use them. scipy.stats and sklearn (0.6 and 0.9 s to import, measured by hand) added
+# 0.13 s to the latter in a one-off run of the same two jobs.
 PRELOADED_LIBRARIES = {
     "numpy": ("numpy",),
     "pandas": ("pandas",),

@@ -175,6 +175,7 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
     suffix = TRUSTED_SUFFIX
     type_, id_, len_, int_, str_ = builtins.type, builtins.id, builtins.len, builtins.int, builtins.str
     code_type, stat, open_, compile_ = types.CodeType, os.stat, io.open, builtins.compile
+    coroutine_flag = _ITERABLE_COROUTINE
     loads, from_bytes = marshal.loads, int.from_bytes
     cached_at, magic = importlib.util.cache_from_source, importlib.util.MAGIC_NUMBER
     get_frozen, is_frozen, aliases = _imp.get_frozen_object, _imp.is_frozen, dict(_FROZEN_ALIASES)
@@ -246,9 +247,9 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
             # (code_richcompare, in C: both are exact code objects.) `types.coroutine` marks a
             # generator function's code as an iterable coroutine (asyncio's `sleep(0)`): only that
             # flag may differ.
-            if candidate == code or (code.co_flags & _ITERABLE_COROUTINE and not candidate.co_flags
-                                     & _ITERABLE_COROUTINE and candidate.replace(
-                                         co_flags=candidate.co_flags | _ITERABLE_COROUTINE) == code):
+            flags = candidate.co_flags
+            if candidate == code or (code.co_flags & coroutine_flag and not flags & coroutine_flag
+                                     and candidate.replace(co_flags=flags | coroutine_flag) == code):
                 verified[key] = code
                 return True
         return False

@@ -63,6 +63,7 @@ def foreign_answerer(
     object told to equal anything; None if nothing."""
     libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
+    programs: dict[type, list[type]] = {}  # per class met: the classes of its MRO the program made
     while todo:
         item = todo.pop()
         kind = _type(item)
@@ -81,13 +82,16 @@ def foreign_answerer(
         if not culprit and not _genuine_mock(kind, is_trusted):
             culprit = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
         culprit = culprit or _method_set_on_instance(item, kind, is_trusted)
-        culprit = culprit or _callable_special_method(kind, is_trusted)
+        own = programs.get(kind)
+        if own is None:
+            own = programs[kind] = _program_classes(kind, is_trusted)
+        culprit = culprit or _callable_special_method(kind, own)
         if culprit:
             return culprit
         # What the program's classes hold as class attributes: a library comparison a class of the
         # program's copies (UserList's or Fraction's `__eq__`) reads `self.data` or `self._numerator`,
         # found on the class when the instance has none (red-team round 21).
-        _push(todo, _class_data(kind, is_trusted))
+        _push(todo, _class_data(own))
         # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
         if _issubclass(kind, _DICT):
             if _issubclass(kind, _DEFAULTDICT) and _makes_program_values(_DEFAULT_FACTORY(item), is_trusted):
@@ -147,15 +151,20 @@ _NOT_CLASS_DATA = (types.FunctionType, classmethod, staticmethod, property, type
                    types.GetSetDescriptorType)
 
 
-def _callable_special_method(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+def _program_classes(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> list[type]:
+    """The classes in `kind`'s MRO that no trusted module made (heap types without a maker: the
+    program's)."""
+    return [klass for klass in _MRO(kind) if _FLAGS(klass) & _HEAP_TYPE and _maker(klass, is_trusted) is None]
+
+
+def _callable_special_method(kind: type, own: list[type]) -> str | None:
     """A special method of a class of the program's (no trusted module made it) that is a built-in
     function or a bound method: it answers as the program chose with no code of its own to find
     (`__sub__ = operator.not_`, every difference False, so assertAlmostEqual holds; `__getitem__ =
     [always_equal].__getitem__`: red-team round 22). Honest classes define them as functions; the
-    C descriptors of extension classes (pandas' Cython ones are heap types too) are not these kinds."""
-    for klass in _MRO(kind):
-        if not _FLAGS(klass) & _HEAP_TYPE or _maker(klass, is_trusted) is not None:
-            continue
+    C descriptors of extension classes (pandas' Cython ones are heap types too) are not these kinds.
+    `own`: _program_classes(kind)."""
+    for klass in own:
         for name, attr in _CLASS_DICT(klass).items():
             if name in ANSWERING_METHODS and (_type(attr) in _ANSWERING_CALLABLES
                                               or _type(_unwrap(attr)[0]) in _ANSWERING_CALLABLES):
@@ -167,14 +176,10 @@ def _callable_special_method(kind: type, is_trusted: Callable[[types.CodeType], 
 _ANSWERING_CALLABLES = frozenset({types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType})
 
 
-def _class_data(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> list:
-    """The data attributes of the classes in `kind`'s MRO that no trusted module made (the program's)."""
-    held = []
-    for klass in _MRO(kind):
-        if _FLAGS(klass) & _HEAP_TYPE and _maker(klass, is_trusted) is None:
-            held += [value for value in _CLASS_DICT(klass).values()
-                     if not _issubclass(_type(value), _NOT_CLASS_DATA)]
-    return held
+def _class_data(own: list[type]) -> list:
+    """The data attributes of the program's classes `own` (_program_classes)."""
+    return [value for klass in own for value in _CLASS_DICT(klass).values()
+            if not _issubclass(_type(value), _NOT_CLASS_DATA)]
 
 
 def _foreign_subclass(kind: type, base: type | None, package: str, is_trusted) -> bool:
