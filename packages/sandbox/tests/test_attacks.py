@@ -32,6 +32,7 @@ from coding_framework.sandbox import (
     Status,
     UnittestJob,
 )
+from coding_framework.sandbox.in_process_guard.returned_values import MAX_WALK
 from coding_framework.sandbox.session import STDERR_LIMIT_BYTES
 
 ADD_TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(0, 0) == 0\n"
@@ -486,6 +487,22 @@ ANSWERING_RETURNS = {
     "add as a library closure over the program's function": (
         EQ_CLASS + "from numpy.lib.mixins import _binary_method\ndef _add(a, b):\n    return Anything()\n"
         "add = _binary_method(_add, 'add')\n", "Anything.__eq__"),
+    # Round 22, closed since: what a genuine library object holds, which the tests read through the
+    # library's own getters (`ax.lines[0].get_ydata()`, `parser.total`), was not looked at.
+    "an always-equal object in a library object's attribute": (
+        EQ_CLASS + "import argparse\ndef add(a, b):\n    parser = argparse.ArgumentParser()\n"
+        "    parser.total = Anything()\n    return parser\n", "Anything.__eq__"),
+    "always-equal objects as a matplotlib line's data": (
+        EQ_CLASS + "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+        "def add(a, b):\n    fig, ax = plt.subplots()\n    line, = ax.plot([0, 1], [0, 0])\n"
+        "    line.set_ydata([Anything(), Anything()])\n    return ax\n", "Anything.__eq__"),
+    # A dataclass's generated methods are trusted: its fields are what it compares.
+    "a dataclass with an always-equal field": (
+        EQ_CLASS + "import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: object\n"
+        "def add(a, b):\n    return P(Anything())\n", "Anything.__eq__"),
+    "a dataclass with __sub__ = operator.not_": (
+        "import dataclasses, operator\n@dataclasses.dataclass\nclass P:\n    x: int\n"
+        "    __sub__ = __rsub__ = operator.not_\ndef add(a, b):\n    return P(5)\n", "P.__sub__"),
 }
 
 
@@ -501,8 +518,10 @@ def test_values_whose_comparison_is_the_programs_cannot_pass_a_unittest(pool, at
 def test_proxies_whose_target_cannot_be_read_cannot_pass_a_unittest(pool):
     # A weakref proxy or a mappingproxy compares as the object behind it, which no C-level attribute
     # shows: refused whatever it holds (an always-equal object of the program's, here).
-    for make in ("weakref.proxy(KEEP)", "types.MappingProxyType(KEEP)"):
-        program = ("import types, weakref\nclass Anything(dict):\n    def __eq__(self, other):\n"
+    # Inside a library object too (allowed only when the object behind it is part of the value).
+    for make in ("weakref.proxy(KEEP)", "types.MappingProxyType(KEEP)",
+                 "argparse.Namespace(total=weakref.proxy(KEEP))"):
+        program = ("import argparse, types, weakref\nclass Anything(dict):\n    def __eq__(self, other):\n"
                    f"        return True\nKEEP = Anything()\ndef add(a, b):\n    return {make}\n")
         verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
         assert verdict.status is Status.ERROR and "cannot be read" in verdict.message, verdict
@@ -606,11 +625,12 @@ def test_a_value_too_large_to_walk_hides_nothing(pool):
                "def pair(a, b):\n    return {Anything(): PAD, Anything(): PAD}\n")
     verdict = pool.run(UnittestJob(program=program, test=PAIR_TEST))
     assert verdict.status is Status.ERROR and "Anything.__eq__ is the program's" in verdict.message, verdict
+    n = MAX_WALK + 1000
     count = ("import unittest\nclass TestCount(unittest.TestCase):\n"
-             "    def test_count(self):\n        self.assertEqual(len(rows(300_000)), 300_000)\n")
+             f"    def test_count(self):\n        self.assertEqual(len(rows({n})), {n})\n")
     pairs = "def rows(n):\n    return [(i, str(i)) for i in range(n)]\n"
     assert pool.run(UnittestJob(program=pairs, test=count)).status is Status.PASSED
-    objects = "class Row:\n    pass\ndef rows(n):\n    return [Row() for _ in range(n)]\n"
+    objects = "class Row:\n    __slots__ = ()\ndef rows(n):\n    return [Row() for _ in range(n)]\n"
     verdict = pool.run(UnittestJob(program=objects, test=count))
     assert verdict.status is Status.ERROR and "a value too large to check" in verdict.message, verdict
 

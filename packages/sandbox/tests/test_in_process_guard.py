@@ -574,3 +574,66 @@ def test_foreign_in_class_finds_what_the_tests_did_not_put_in_a_test_class():
     assert "is a type" in foreign(type("Trusted", (trusted,), {"assertEqual": slice}))
     assert foreign(type("Trusted", (trusted,), {"failureException": AssertionError})) is None
     assert foreign(type("Trusted", (trusted,), {})) is None
+
+
+def test_methods_dataclasses_writes_are_trusted_and_look_alikes_are_not():
+    # Classes made before the audit hook (a preloaded library's: scipy.stats' result classes) have
+    # methods compiled from dataclasses' text under "<string>": trusted when equal to that text
+    # written again for the same fields, whatever the flags; code merely named so is not.
+    import dataclasses
+
+    is_trusted = guard.make_trust(guard.trusted_roots(sys.path, ()), guard.CodeSet())
+    for flags in ({}, {"order": True}, {"frozen": True}, {"unsafe_hash": True},
+                  {"order": True, "frozen": True}):
+        for fields in ((), ("a",), ("a", "b_2", "c")):
+            made = dataclasses.make_dataclass("C", list(fields), **flags)
+            written = {name: is_trusted(method.__code__) for name, method in vars(made).items()
+                       if isinstance(method, types.FunctionType)
+                       and method.__code__.co_filename == "<string>"}
+            # (__init__ is construction, never asked about; its text holds the defaults.)
+            assert written.pop("__init__") is False
+            assert written and all(written.values()), (flags, fields, written)
+    look_alike = "def __create_fn__():\n def __eq__(self,other):\n  return True\n return __eq__"
+    module = compile(look_alike, "<string>", "exec")
+    outer = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    forged = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
+    assert forged.co_qualname == "__create_fn__.<locals>.__eq__" and not is_trusted(forged)
+    assert guard.audit_hook.dataclass_method_text("__init__", ("a",)) is None
+
+
+def test_what_library_objects_hold_is_looked_at_and_their_own_machinery_passes():
+    # Red-team round 22: a genuine Axes's line data, set by the program, was never looked at.
+    import weakref
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    is_trusted = guard.make_trust(guard.trusted_roots(sys.path, ()), guard.CodeSet())
+
+    def answerer(value):
+        return guard.foreign_answerer(value, is_trusted)
+
+    class Anything:  # this test file's code: not trusted (its directory is no library root)
+        def __eq__(self, other):
+            return True
+
+    fig, ax = plt.subplots()
+    line, = ax.plot([0, 1], [2, 3])
+    fig.canvas.draw()  # the renderer now holds its C renderer's methods as its own attributes
+    renderer = fig.canvas.get_renderer()
+    assert answerer(ax) is None and answerer(fig) is None
+    line.set_ydata([Anything(), Anything()])
+    assert "Anything.__eq__" in answerer(ax)
+    line.set_ydata([2, 3])
+    for name, replacement in (("draw_image", (0).__and__), ("draw_image", renderer._renderer.draw_markers)):
+        held = renderer.__dict__[name]
+        setattr(renderer, name, replacement)
+        assert f"whose {name} is the program's" in answerer(fig), replacement
+        setattr(renderer, name, held)
+    assert answerer(fig) is None
+    # A weakref proxy passes when what it stands for is part of the value, so looked at.
+    assert "cannot be read" in answerer([weakref.proxy(line)])  # the line is not part of this value
+    assert answerer([line, weakref.proxy(line)]) is None
+    plt.close(fig)

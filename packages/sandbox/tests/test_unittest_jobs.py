@@ -402,6 +402,43 @@ def test_pandas_results_of_honest_programs_pass(pool, case):
     assert verdict.status is Status.PASSED, verdict
 
 
+# Honest returns the value checks look into since they walk what every library object holds (red-team
+# round 22): each must still pass.
+LIBRARY_RESULTS = {
+    # After savefig, the figure's renderer holds its C renderer's drawing methods as attributes.
+    "a plotted Axes, saved to a file first": (
+        "import os, tempfile\nimport matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+        "def task_func():\n    fig, ax = plt.subplots()\n    ax.plot([0, 1, 2], [5, 6, 7])\n"
+        "    ax.set_title('Line')\n    fig.savefig(os.path.join(tempfile.mkdtemp(), 'plot.png'))\n"
+        "    return ax\n",
+        "import numpy as np\nax = task_func()\n"
+        "np.testing.assert_array_equal(ax.lines[0].get_ydata(), [5, 6, 7])\n"
+        "self.assertEqual(ax.get_title(), 'Line')\n"),
+    # Flask's JSON provider holds a weakref proxy of its app; werkzeug's rules hold dataclasses.
+    "a Flask app with a route": (
+        "from flask import Flask\ndef task_func():\n    app = Flask('site')\n"
+        "    app.config['GREETING'] = 'hi'\n    @app.route('/hello')\n    def hello():\n"
+        "        return app.config['GREETING']\n    return app\n",
+        "app = task_func()\nself.assertEqual(app.config['GREETING'], 'hi')\n"
+        "self.assertIn('/hello', [rule.rule for rule in app.url_map.iter_rules()])\n"),
+    # A dataclass of the program's whose methods are all dataclasses': compared by its fields.
+    "a dataclass of the program's": (
+        "import dataclasses\n@dataclasses.dataclass(order=True, frozen=True)\nclass Point:\n"
+        "    x: int\n    y: int = 0\ndef task_func():\n    return [Point(2, 1), Point(1, 5)]\n",
+        "points = task_func()\nself.assertEqual(points[0], type(points[0])(2, 1))\n"
+        "self.assertEqual(sorted(points)[0].y, 5)\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LIBRARY_RESULTS))
+def test_library_objects_of_honest_programs_pass(pool, case):
+    program, checks = LIBRARY_RESULTS[case]
+    body = "".join("        " + line + "\n" for line in checks.splitlines())
+    test = f"import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n{body}"
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
+    assert verdict.status is Status.PASSED, verdict
+
+
 def test_a_class_fixture_that_skips_is_a_fixture_error_not_tampering(pool):
     test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
             "    @classmethod\n    def setUpClass(cls):\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import inspect
+import keyword
 import logging
 import os
 import sys
@@ -163,7 +164,10 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
     `__eq__` renamed to `os.py` passed). Each code object is compared once (then kept by identity);
     each file's code is read once, from its cached bytecode when that matches the source, as the
     import system reads it. Code libraries compile from other files there (jinja2's, from pandas'
-    `.tpl` templates) is not trusted: its text is whatever the template engine was given.
+    `.tpl` templates) is not trusted: its text is whatever the template engine was given. Nor is other
+    code compiled from a string, with one exception: the comparison, hash and frozen-attribute methods
+    `dataclasses` writes for a class (werkzeug's routing rules, a Flask app holds them), trusted when
+    equal to what dataclasses writes for the same fields (dataclass_method_text).
 
     Everything the returned function calls is held here: it runs while the program can rebind
     builtins and this module's names (and put them back before any check sees them)."""
@@ -176,6 +180,8 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
     type_, id_, len_, int_, str_ = builtins.type, builtins.id, builtins.len, builtins.int, builtins.str
     code_type, stat, open_, compile_ = types.CodeType, os.stat, io.open, builtins.compile
     coroutine_flag = _ITERABLE_COROUTINE
+    tuple_, next_, all_, any_ = builtins.tuple, builtins.next, builtins.all, builtins.any
+    is_identifier, is_keyword, dataclass_text = str.isidentifier, keyword.iskeyword, dataclass_method_text
     loads, from_bytes = marshal.loads, int.from_bytes
     cached_at, magic = importlib.util.cache_from_source, importlib.util.MAGIC_NUMBER
     get_frozen, is_frozen, aliases = _imp.get_frozen_object, _imp.is_frozen, dict(_FROZEN_ALIASES)
@@ -232,6 +238,31 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
             by_origin[name] = found
         return found
 
+    def dataclass_method(code) -> bool:
+        """Whether `code` is what dataclasses compiles for a method of a class with some fields: their
+        names are read off the code (its attribute names; the frozen methods' tuple of names), the
+        method's text written again for them and compiled, and the two compared."""
+        name = code.co_name
+        if type_(name) is not str_ or code.co_qualname != "__create_fn__.<locals>." + name:
+            return False
+        if name in ("__setattr__", "__delattr__"):
+            fields = next_((const for const in code.co_consts if type_(const) is tuple_), ())
+        else:
+            fields = tuple_(n for n in code.co_names if n not in ("__class__", "NotImplemented", "hash"))
+        if not all_(type_(field) is str_ and is_identifier(field) and not is_keyword(field)
+                    for field in fields):
+            return False
+        text = dataclass_text(name, fields)
+        if text is None:
+            return False
+        try:
+            made = compile_(text, "<string>", "exec", dont_inherit=True)
+        except unreadable:
+            return False
+        outer = [c for c in made.co_consts if type_(c) is code_type]  # __create_fn__, holding the method
+        return any_(type_(c) is code_type and c.co_name == name and c == code
+                    for c in (outer[0].co_consts if outer else ()))
+
     def is_trusted(code: types.CodeType) -> bool:
         key = id_(code)
         if by_id.get(key) is code or verified.get(key) is code:
@@ -240,6 +271,11 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
             return False
         name = code.co_filename
         if type_(name) is not str_:
+            return False
+        if name == "<string>":
+            if dataclass_method(code):
+                verified[key] = code
+                return True
             return False
         if not (starts(name, frozen) or (starts(name, roots) and ends(name, suffix))):
             return False
@@ -258,6 +294,38 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
 
 
 _ITERABLE_COROUTINE = 0x100  # CO_ITERABLE_COROUTINE, set by types.coroutine
+
+
+def dataclass_method_text(name: str, fields: tuple[str, ...]) -> str | None:
+    """The text `dataclasses` (CPython 3.11) compiles for the method `name` of a dataclass whose fields
+    (those compared, hashed, or frozen) are `fields`, or None for a method it writes no such text for:
+    an outer `__create_fn__` taking the method's free names, holding the method. (A later Python's
+    text differs: its methods are then simply not trusted, and such a class is refused, never passed.)
+    Reads no global name (make_trust calls it while the program can rebind them): `fields` are exact
+    strs, and what the text is made of is this code's constants."""
+    operators = {"__eq__": "==", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">="}
+    if name in operators or name == "__hash__":
+        mine = "(" + ",".join(["self." + field for field in fields]) + ",)" if fields else "()"
+        theirs = "(" + ",".join(["other." + field for field in fields]) + ",)" if fields else "()"
+        free, args = "", "self,other"
+        body = ("if other.__class__ is self.__class__:",
+                " return " + mine + operators.get(name, "") + theirs, "return NotImplemented")
+        if name == "__hash__":
+            args, body = "self", ("return hash(" + mine + ")",)
+    elif name == "__setattr__" or name == "__delattr__":
+        names = "(" + ",".join([field.__repr__() for field in fields]) + ",)" if fields else "()"
+        setting = name == "__setattr__"
+        free, args = "cls, FrozenInstanceError", "self,name,value" if setting else "self,name"
+        body = ("if type(self) is cls or name in " + names + ":",
+                ' raise FrozenInstanceError(f"cannot ' + ("assign to" if setting else "delete")
+                + ' field {name!r}")',
+                "super(cls, self)." + name + ("(name, value)" if setting else "(name)"))
+    else:
+        return None
+    method = " def " + name + "(" + args + "):\n" + "\n".join(["  " + line for line in body])
+    return "def __create_fn__(" + free + "):\n" + method + "\n return " + name
+
+
 # The names frozen modules are found under, where their code names another
 # (`<frozen importlib._bootstrap>`).
 _FROZEN_ALIASES = {"importlib._bootstrap": "_frozen_importlib",

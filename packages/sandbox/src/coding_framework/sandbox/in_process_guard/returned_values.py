@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import builtins
 import collections
+import dataclasses
 import functools
 import inspect
 import itertools
 import opcode
 import sys
 import types
+import typing
 import weakref
 from collections.abc import Callable
 
@@ -31,9 +33,11 @@ ANSWERING_METHODS = frozenset({
     "__repr__", "__format__", "__instancecheck__", "__subclasscheck__", "__class__", "__dir__",
     "__fspath__", "__enter__", "__exit__", "__del__", "__missing__",
 })
-MAX_WALK = 100_000
+MAX_WALK = 500_000
 """Objects other than ints, floats, strings, bytes, bools and None looked at per returned value; a
-value holding more is refused as too large to check (never passed unlooked-at)."""
+value holding more is refused as too large to check (never passed unlooked-at). A matplotlib Axes
+holds about 1,400 (2,900 once drawn), so a drawn 8x8 grid of plots about 116,000: the walk looks at
+one in 2-5 µs here."""
 
 # What the value checks call, bound here once: this module's namespace is compared (strictly) before
 # they run, so the candidate cannot rebind them, and builtins it could. Class attributes are read
@@ -58,12 +62,16 @@ def foreign_answerer(
     value: object, is_trusted: Callable[[types.CodeType], bool], libraries: tuple | None = None
 ) -> str | None:
     """What in `value` (walking containers, numpy object arrays (numpy's types in `libraries`, see
-    library_types), pandas containers and what instances of classes comparing in Python hold) has a
-    class or metaclass that takes an ANSWERING_METHODS method from untrusted code, or is a library
-    object told to equal anything; None if nothing."""
+    library_types), pandas containers and what instances of Python classes hold, the program's and
+    libraries' alike) has a class or metaclass that takes an ANSWERING_METHODS method from untrusted
+    code, or is a library object told to equal anything; None if nothing."""
     libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
-    programs: dict[type, list[type]] = {}  # per class met: the classes of its MRO the program made
+    walked, weak_proxies = [], []  # what the walk looked at, and the weakref proxies among it
+    # Per class met, what its checks find in the class alone (_ClassFacts): a matplotlib figure holds
+    # thousands of objects of a few dozen classes. Kept for this walk only, which runs no code of the
+    # program's, so no class can change under it.
+    facts: dict[type, _ClassFacts] = {}
     while todo:
         item = todo.pop()
         kind = _type(item)
@@ -74,78 +82,172 @@ def foreign_answerer(
                     "and bytes")
         budget -= 1
         seen.add(_id(item))
+        walked.append(item)
+        known = facts.get(kind)
+        if known is None:
+            known = facts[kind] = _class_facts(kind, is_trusted, libraries)
         # First the program's code anywhere in the class (before any state of the value is read), then
         # library objects told what to answer, then comparison methods that answer anything without
         # the program's code (a genuine mock's are mock objects and proxies, judged by the second).
-        culprit = _class_culprit(kind, is_trusted, ANSWERING_METHODS, comparisons=False)
-        culprit = culprit or _permissive_library_value(item, kind)
-        if not culprit and not _genuine_mock(kind, is_trusted):
-            culprit = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
-        culprit = culprit or _method_set_on_instance(item, kind, is_trusted)
-        own = programs.get(kind)
-        if own is None:
-            own = programs[kind] = _program_classes(kind, is_trusted)
-        culprit = culprit or _callable_special_method(kind, own)
+        culprit = (known.answering
+                   or (known.maybe_permissive and _permissive_library_value(item, kind))
+                   or known.comparison
+                   or (known.layout[2] and _method_set_on_instance(item, kind, is_trusted, known.layout))
+                   or known.special)
         if culprit:
             return culprit
         # What the program's classes hold as class attributes: a library comparison a class of the
         # program's copies (UserList's or Fraction's `__eq__`) reads `self.data` or `self._numerator`,
         # found on the class when the instance has none (red-team round 21).
-        _push(todo, _class_data(own))
-        # type() and issubclass(), never isinstance(): that would ask the object for its __class__.
-        if _issubclass(kind, _DICT):
-            if _issubclass(kind, _DEFAULTDICT) and _makes_program_values(_DEFAULT_FACTORY(item), is_trusted):
+        _push(todo, known.class_data)
+        shape, detail = known.shape
+        if shape is _AS_DICT:
+            if detail and _makes_program_values(_DEFAULT_FACTORY(item), is_trusted):
                 return (f"a {_QUALNAME(kind)} whose default_factory is the program's (what it makes for a "
                         "missing key is never seen)")
             _push(todo, _dict_keys(item))
             _push(todo, _dict_values(item))
-        elif _issubclass(kind, _SEQUENCES) or kind in _VIEWS:
+        elif shape is _AS_SEQUENCE:
             _push(todo, item)  # (a view iterates its dict's own storage, whatever the dict's class)
-        elif (base := _iterator_base(kind)) is not None:
+        elif shape is _AS_INSTANCE:
+            # What instances of Python classes hold: the program's (the tests read their attributes,
+            # `r.mean`), those comparing in Python (Fraction, a dataclass) and every other library
+            # object: the tests read a genuine matplotlib Axes' line data through its own getters,
+            # `ax.lines[0].get_ydata()`, which hand out what the program set there (red-team round 22).
+            # (A class made in C cannot take a Python comparison: its namespace cannot be written.)
+            if known.program_method:
+                return (f"a {_QUALNAME(kind)} whose {known.program_method} is the program's (a test reading "
+                        "it runs the program's code)")
+            todo.extend(_instance_state(item, kind, known.layout))
+        elif shape is _AS_ARRAY:
+            if detail is None:
+                return (f"a {_QUALNAME(kind)}, a subclass of numpy's ndarray that numpy did not make (its "
+                        "methods answer what numpy's comparisons and tests read)")
+            _push(todo, _array_cells(item, detail))
+        elif shape is _AS_ITERATOR:
             # An iterator the tests may unpack: what it will hand out is in what its C type pickles
             # (the sequence and position, the function and source of a map), read without advancing it.
-            held = base.__reduce__(item)[1:]
+            held = detail.__reduce__(item)[1:]
             parts = (f for part in held if _type(part) is tuple for f in part)
             if _any(_makes_program_values(f, is_trusted) for f in parts):
                 return f"a {_QUALNAME(kind)} whose items the program's code makes as the test takes them"
             todo.extend(held)
-        elif kind is _GENERATOR and item is not value:
+        elif shape is _AS_GENERATOR and item is not value:
             return "a generator inside the value (what it yields cannot be seen before the test takes it)"
-        elif kind in _PROXIES:
+        elif shape is _AS_WEAK_PROXY:
+            weak_proxies.append(item)  # (judged once the walk is done, below)
+        elif shape is _AS_MAPPING_PROXY and item is not _EMPTY_METADATA:
             return f"a {_QUALNAME(kind)}, whose comparisons are those of an object that cannot be read"
-        elif _library_class(kind, _EXTENSION_ARRAY_MODULES, ("ExtensionArray",)) is not None:
+        elif shape is _AS_EXTENSION_ARRAY:
             # `pd.array([7]) == 5` is an array of False whose truth is its length: "equal" in a test.
             return (f"a pandas {_QUALNAME(kind)}, whose comparison answers with an array that is true "
                     "whenever it is not empty")
-        elif _issubclass(kind, _DELEGATING):
+        elif shape is _AS_DELEGATING:
             todo.append(_held_data(item, kind))
-        elif (pandas := _pandas_container(kind, is_trusted)) is not None:
-            if not pandas:
+        elif shape is _AS_PANDAS:
+            if not detail:
                 return (f"a {_QUALNAME(kind)}, a subclass of a pandas container that pandas did not make "
                         "(its own attributes decide what pandas' comparisons read)")
-            foreign = _foreign_dtype(item, pandas, is_trusted, libraries[1])
+            foreign = _foreign_dtype(item, detail, is_trusted, libraries[1])
             if foreign:
-                return (f"a pandas {pandas} holding a {foreign}, an array type pandas did not make (its "
+                return (f"a pandas {detail} holding a {foreign}, an array type pandas did not make (its "
                         "code answers what pandas reads)")
-            _push(todo, _pandas_cells(item, pandas, is_trusted))
-        elif (ndarray_cells := _array_cells(item, libraries)) is not None:
-            if _foreign_subclass(kind, _numpy_ndarray(kind) or libraries[0], "numpy.", is_trusted):
-                return (f"a {_QUALNAME(kind)}, a subclass of numpy's ndarray that numpy did not make (its "
-                        "methods answer what numpy's comparisons and tests read)")
-            _push(todo, ndarray_cells)
-        elif (_compares_in_python(kind, is_trusted) or kind is _NAMESPACE
-              or (_FLAGS(kind) & _HEAP_TYPE and _maker(kind, is_trusted) is None)):
-            # Instances whose comparison reads what they hold, and objects of classes no trusted module
-            # made (the program's: the tests read their attributes, `r.mean`): what they hold.
-            method = _program_method(kind, is_trusted)
-            if method:
-                return (f"a {_QUALNAME(kind)} whose {method} is the program's (a test reading it runs the "
-                        "program's code)")
-            todo.extend(_instance_state(item, kind))
+            _push(todo, _pandas_cells(item, detail, is_trusted))
+        elif shape is _AS_C_METHOD and (owner := _c_method_owner(item)) is not None:
+            todo.append(owner)  # what a C method held as data answers from
+    # A weakref proxy compares as the object behind it, which no C-level attribute shows: allowed only
+    # where that object is part of the value, so the walk has looked at it (Flask's JSON provider holds
+    # a proxy of its app). weakref.getweakrefs reads an object's weak references in C.
+    if weak_proxies:
+        behind = {_id(ref) for item in walked for ref in _getweakrefs(item)}
+        for proxy in weak_proxies:
+            if _id(proxy) not in behind:
+                return (f"a {_QUALNAME(_type(proxy))} of an object outside the value, whose comparisons "
+                        "are those of an object that cannot be read")
     return None
 
 
+class _ClassFacts(typing.NamedTuple):
+    """What foreign_answerer's checks find in a class alone, worked out once per class per walk."""
+
+    answering: str | None  # an ANSWERING_METHODS method of the program's (_class_culprit)
+    maybe_permissive: bool  # a class of mock's or pytest's whose instances may be told what to answer
+    comparison: str | None  # a comparison that answers anything (none asked of a genuine mock)
+    special: str | None  # a built-in or bound special method in a class of the program's
+    class_data: list  # the data attributes of the program's classes in the MRO (_class_data)
+    program_method: str | None  # a method of the program's in a Python class (construction aside)
+    layout: tuple  # where instances keep their state, and the class's methods (_layout)
+    shape: tuple  # (how the walk reads an instance, what it needs for that): _shape
+
+
+def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
+    own = _program_classes(kind, is_trusted)
+    comparison = None
+    if not _genuine_mock(kind, is_trusted):
+        comparison = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
+    return _ClassFacts(
+        answering=_class_culprit(kind, is_trusted, ANSWERING_METHODS, comparisons=False),
+        maybe_permissive=_may_be_permissive(kind),
+        comparison=comparison,
+        special=_callable_special_method(kind, own),
+        class_data=_class_data(own),
+        program_method=_program_method(kind, is_trusted) if _FLAGS(kind) & _HEAP_TYPE else None,
+        layout=_layout(kind),
+        shape=_shape(kind, is_trusted, libraries),
+    )
+
+
+# How the walk reads an instance of a class (_shape), compared by identity.
+_AS_DICT, _AS_SEQUENCE, _AS_ITERATOR, _AS_GENERATOR = "dict", "sequence", "iterator", "generator"
+_AS_WEAK_PROXY, _AS_MAPPING_PROXY, _AS_EXTENSION_ARRAY = "weak proxy", "mapping proxy", "extension array"
+_AS_DELEGATING, _AS_PANDAS, _AS_ARRAY, _AS_INSTANCE = "delegating", "pandas", "array", "instance"
+_AS_C_METHOD, _AS_NOTHING = "C method", "nothing"
+
+
+def _shape(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> tuple:
+    """How the walk reads what an instance of `kind` holds, and what it needs for that: a dict (whether
+    a defaultdict), a sequence or dict view, an iterator (its C base), a generator, a proxy, a pandas
+    ExtensionArray, a UserList/UserDict/UserString, a pandas container (its name, "" for a subclass
+    pandas did not make), a numpy array (its ndarray base, None for a subclass numpy did not make),
+    an instance of a Python class (its slots and `__dict__`), a C method (its `__self__`), or nothing.
+    Read with type() and issubclass(), never isinstance(): that would ask the object for its
+    __class__."""
+    if _issubclass(kind, _DICT):
+        return _AS_DICT, _issubclass(kind, _DEFAULTDICT)
+    if _issubclass(kind, _SEQUENCES) or kind in _VIEWS:
+        return _AS_SEQUENCE, None
+    if (base := _iterator_base(kind)) is not None:
+        return _AS_ITERATOR, base
+    if kind is _GENERATOR:
+        return _AS_GENERATOR, None
+    if kind in _WEAK_PROXIES:
+        return _AS_WEAK_PROXY, None
+    if kind is _MAPPING_PROXY:
+        return _AS_MAPPING_PROXY, None
+    if _library_class(kind, _EXTENSION_ARRAY_MODULES, ("ExtensionArray",)) is not None:
+        return _AS_EXTENSION_ARRAY, None
+    if _issubclass(kind, _DELEGATING):
+        return _AS_DELEGATING, None
+    if (pandas := _pandas_container(kind, is_trusted)) is not None:
+        return _AS_PANDAS, pandas
+    # numpy's ndarray, also when the program imported numpy after the harness took `libraries`: a C type
+    # (no class statement of the program's makes one) named so.
+    ndarray = libraries[0]
+    base = ndarray if ndarray is not None and _issubclass(kind, ndarray) else _numpy_ndarray(kind)
+    if base is not None:
+        foreign = _foreign_subclass(kind, _numpy_ndarray(kind) or ndarray, "numpy.", is_trusted)
+        return _AS_ARRAY, None if foreign else base
+    if kind is _NAMESPACE or _FLAGS(kind) & _HEAP_TYPE:
+        return _AS_INSTANCE, None
+    if kind is _BUILTIN_METHOD or kind is _METHOD:
+        return _AS_C_METHOD, None
+    return _AS_NOTHING, None
+
+
 _NAMESPACE = types.SimpleNamespace
+_BUILTIN_METHOD, _MODULE_TYPE = types.BuiltinMethodType, types.ModuleType
+_BUILTIN_SELF = types.BuiltinMethodType.__dict__["__self__"].__get__
+_BUILTIN_NAME = types.BuiltinMethodType.__dict__["__name__"].__get__
 # Class attributes that hold methods or describe the class (walked elsewhere, or plain).
 _NOT_CLASS_DATA = (types.FunctionType, classmethod, staticmethod, property, types.MemberDescriptorType,
                    types.GetSetDescriptorType)
@@ -320,7 +422,11 @@ def _makes_program_values(value: object, is_trusted: Callable[[types.CodeType], 
 _DELEGATING = (collections.UserList, collections.UserDict, collections.UserString)
 _INSTANCE_DICT = {base: base.__dict__["__dict__"].__get__ for base in _DELEGATING}
 _EXTENSION_ARRAY_MODULES = ("pandas.api.extensions", "pandas.core.arrays.base")  # over pandas versions
-_PROXIES = (weakref.ProxyType, weakref.CallableProxyType, types.MappingProxyType)
+_WEAK_PROXIES = frozenset({weakref.ProxyType, weakref.CallableProxyType})
+_MAPPING_PROXY, _getweakrefs = types.MappingProxyType, weakref.getweakrefs
+# The empty metadata every dataclass field holds unless given some (a proxy of a dict nothing else
+# reaches; a dataclass's fields are class data the walk looks into).
+_EMPTY_METADATA = getattr(dataclasses, "_EMPTY_METADATA", None)
 _FLAGS = type.__dict__["__flags__"].__get__
 _MODULE = type.__dict__["__module__"].__get__  # a C type's: from its C name
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not C
@@ -367,6 +473,12 @@ def _permissive_library_value(item: object, kind: type) -> str | None:
     if _library_class(kind, _APPROX_MODULES, ("Approx", "ApproxBase")) is not None:
         return "a pytest.approx, equal to whatever lies within its tolerance"
     return None
+
+
+def _may_be_permissive(kind: type) -> bool:
+    """Whether `kind` is a class of those _permissive_library_value looks at instances of."""
+    return (_library_class(kind, _MOCK_MODULES, ("_ANY", "NonCallableMock")) is not None
+            or _library_class(kind, _APPROX_MODULES, ("Approx", "ApproxBase")) is not None)
 
 
 _MOCK_MODULES = ("unittest.mock",)
@@ -572,16 +684,10 @@ def library_types() -> tuple:
     return (None if numpy is None else numpy.ndarray, frozenset(arrays))
 
 
-def _array_cells(item: object, libraries: tuple) -> list | None:
-    """Elements of a numpy object array (values the tests compare); None for what is no ndarray."""
-    ndarray = libraries[0]
-    kind = _type(item)
-    # numpy's ndarray, also when the program imported numpy after the harness took `libraries`: a C type
-    # (no class statement of the program's makes one) named so.
-    base = ndarray if ndarray is not None and _issubclass(kind, ndarray) else _numpy_ndarray(kind)
-    if base is None:
-        return None
-    if kind is not base:  # masked arrays, matrices, subclass views: their cells, as a plain view
+def _array_cells(item: object, base: type) -> list:
+    """Elements of a numpy object array (values the tests compare), `base` its ndarray class (_shape);
+    none for any other dtype."""
+    if _type(item) is not base:  # masked arrays, matrices, subclass views: their cells, as a plain view
         item = base.view(item, base)
     if item.dtype.char == "O":
         return _list(item.ravel())
@@ -590,75 +696,109 @@ def _array_cells(item: object, libraries: tuple) -> list | None:
     return []
 
 
-def _compares_in_python(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bool:
-    """Whether a comparison of `kind` is a trusted Python function (fractions.Fraction's, a dataclass's
-    generated `__eq__`): such a comparison compares what the instance holds, which the program chose."""
+def _layout(kind: type) -> tuple[list, object | None, dict]:
+    """Where instances of `kind` keep their state, and its methods: (the member descriptors of its MRO,
+    its slots; the getset descriptor reading an instance's `__dict__`, None where the class defines
+    `__dict__` otherwise or not at all; {name: class attribute} for each name whose first definition
+    in the MRO is a method, _METHODS)."""
+    members, first = [], {}
     for klass in _MRO(kind):
-        if klass is _OBJECT or klass is _TYPE:
-            continue
-        for name in _ANSWER_ANYTHING:
-            func, _ = _unwrap(_CLASS_DICT(klass).get(name))
-            if _type(func) is _FUNCTION and is_trusted(func.__code__):
-                return True
-    return False
-
-
-def _instance_state(item: object, kind: type) -> list:
-    """What an instance holds: its slots and its `__dict__`'s values, read through the C-level member
-    and getset descriptors its classes own (a property of the program's named `__dict__` is not
-    called: what it hides is then not looked at, nor compared by the library's comparison either)."""
-    state = []
-    for klass in _MRO(kind):
-        for attr in _CLASS_DICT(klass).values():
+        for name, attr in _CLASS_DICT(klass).items():
             if _type(attr) is _MEMBER:
-                try:
-                    state.append(attr.__get__(item, kind))
-                except AttributeError:  # an empty slot
-                    continue
-    own = _instance_dict(item, kind)
+                members.append(attr)
+            if _type(name) is str and name not in first:
+                first[name] = attr
+    getset = first.get("__dict__")
+    methods = {name: attr for name, attr in first.items() if _type(attr) in _METHODS}
+    return members, getset if _type(getset) is _GETSET else None, methods
+
+
+def _instance_state(item: object, kind: type, layout: tuple) -> list:
+    """What an instance holds: its slots and its `__dict__`'s values, read through the C-level member
+    and getset descriptors its classes own (`layout`: _layout(kind); a property of the program's named
+    `__dict__` is not called: what it hides is then not looked at, nor compared by the library's
+    comparison either)."""
+    state = []
+    for attr in layout[0]:
+        try:
+            state.append(attr.__get__(item, kind))
+        except AttributeError:  # an empty slot
+            continue
+    own = _instance_dict(item, kind, layout)
     return state if own is None else state + _list(_dict_values(own))
 
 
-def _instance_dict(item: object, kind: type) -> dict | None:
-    """The instance `__dict__` of `item`, through the getset descriptor its class owns; None without one."""
-    for klass in _MRO(kind):
-        attr = _CLASS_DICT(klass).get("__dict__")
-        if attr is not None:
-            if _type(attr) is not _GETSET:
-                return None
-            own = attr.__get__(item, kind)
-            return own if _type(own) is _DICT else None
-    return None
+def _instance_dict(item: object, kind: type, layout: tuple) -> dict | None:
+    """The instance `__dict__` of `item`, through the getset descriptor its class owns (`layout`:
+    _layout(kind)); None without one."""
+    getset = layout[1]
+    if getset is None:
+        return None
+    own = getset.__get__(item, kind)
+    return own if _type(own) is _DICT else None
 
 
 def _method_set_on_instance(
-    item: object, kind: type, is_trusted: Callable[[types.CodeType], bool]
+    item: object, kind: type, is_trusted: Callable[[types.CodeType], bool], layout: tuple | None = None
 ) -> str | None:
     """A function of the program's set on an object over a method of its class (`ax.get_title =
     lambda: answer` on a genuine matplotlib Axes, `getvalue` on the test's StringIO standing in for
     stdout, `randrange` on `random`'s shared generator): the test calling the method runs the
-    program's code, whose answer no guarded call returned."""
-    own = _instance_dict(item, kind)
-    if not own:
+    program's code, whose answer no guarded call returned. `layout`: _layout(kind), if known."""
+    layout = _layout(kind) if layout is None else layout
+    methods = layout[2]
+    own = _instance_dict(item, kind, layout)
+    if not own or not methods:
         return None
-    mro = _MRO(kind)
     for name, value in own.items():
-        if _type(name) is not str:
-            continue
-        shadowed = _next((_CLASS_DICT(klass)[name] for klass in mro if name in _CLASS_DICT(klass)), None)
-        if _type(shadowed) not in _METHODS:
+        if _type(name) is not str or name not in methods:
             continue  # data, a class, or nothing of the class's: the object's own business
         func, _ = _unwrap(value)
         if _type(func) is _FUNCTION:
             replaced = not is_trusted(func.__code__)
         else:  # a builtin bound method (`(0).__and__`), a partial of one: answers the program chose
-            replaced = _type(value) in _BOUND_CALLABLES
+            replaced = _type(value) in _BOUND_CALLABLES and not _delegates(name, value)
         if replaced:
             return (f"a {_QUALNAME(kind)} whose {name} is the program's (set on the object over its "
                     "class's method)")
     return None
 
 
+def _delegates(name: str, value: object) -> bool:
+    """Whether `value`, set on an object over its class's method `name`, is the method of that name of
+    an object of a compiled extension's class, bound as that class binds it: what matplotlib's
+    RendererAgg does for its drawing methods (`self.draw_path = self._renderer.draw_path`, pybind11).
+    It answers as that class's own code does, from what its object holds, which the walk looks at in
+    turn (_c_method_owner). A method of a built-in value (`(0).__and__`), of another name, or a C
+    function bound to an object whose class does not hold it, answers what the program chose."""
+    owner = _c_method_owner(value)
+    if owner is None:
+        return False
+    func, kind = (value if _type(value) is _BUILTIN_METHOD else _METHOD_FUNC(value)), _type(owner)
+    if _BUILTIN_NAME(func) != name or kind in _BUILT_IN_TYPES or kind is _MODULE_TYPE:
+        return False
+    held = _next((_CLASS_DICT(klass)[name] for klass in _MRO(kind) if name in _CLASS_DICT(klass)), None)
+    held_kind = _type(held)
+    if _QUALNAME(held_kind) == "instancemethod" and _MODULE(held_kind) == "builtins" and not (
+            _FLAGS(held_kind) & _HEAP_TYPE):  # pybind11's methods: CPython's instancemethod(C function)
+        return _CLASS_DICT(held_kind)["__func__"].__get__(held, held_kind) is func
+    return _type(value) is _BUILTIN_METHOD and _type(held) is _METHOD_DESCRIPTOR
+
+
+def _c_method_owner(value: object) -> object | None:
+    """The object a C function is bound to: a built-in method's `__self__` (a module's functions
+    aside), or a bound method's whose function is a C function; None for anything else."""
+    kind = _type(value)
+    if kind is _BUILTIN_METHOD:
+        owner = _BUILTIN_SELF(value)
+        return None if _type(owner) is _MODULE_TYPE else owner
+    if kind is _METHOD and _type(_METHOD_FUNC(value)) is _BUILTIN_METHOD:
+        return _METHOD_SELF(value)
+    return None
+
+
+_METHOD_FUNC, _METHOD_SELF = types.MethodType.__func__.__get__, types.MethodType.__self__.__get__
+_BUILT_IN_TYPES = frozenset(kind for kind in vars(builtins).values() if _type(kind) is type)
 _MEMBER = types.MemberDescriptorType
 # What a class holds as a method, and the callables other than functions an object can be given over
 # one (a genuine mock, the tests' own patch, is none of these).
@@ -695,7 +835,9 @@ def _maker(klass: type, is_trusted: Callable[[types.CodeType], bool]) -> str | N
     name = _QUALNAME(klass)
     for attr in _CLASS_DICT(klass).values():
         func, _ = _unwrap(attr)
-        if _type(func) is _FUNCTION and is_trusted(func.__code__):
+        # (Not a method dataclasses wrote: trusted for what it does, it has the globals of whichever
+        # module the class names as its own, the program's class's too.)
+        if _type(func) is _FUNCTION and is_trusted(func.__code__) and func.__code__.co_filename != "<string>":
             space = func.__globals__  # (a decorator's wrapper has its own module's: look further)
             if _type(space) is _DICT and space.get(name) is klass:
                 module = space.get("__name__")
