@@ -13,6 +13,9 @@ sklearn, scipy imported), in the order a unittest child does it, and without the
                 function that thread runs with (suite_runner._stop_program_code);
 - call check:   the check at each guarded call's return (rebindings to the program's code only);
 - value check:  the returned-value walk over a 1000-row DataFrame with an object column;
+- plot checks:  the same walk over a returned matplotlib Axes (one line plot) and over a drawn 3x3 grid
+                of plots (every Axes' ticks and texts made), each against the time to make that value
+                in the same run (pyplot imported after the timings above, which keep their module set);
 - imports:      importing a set of not-yet-loaded modules (scipy.stats, sklearn.ensemble,
                 matplotlib.pyplot, PIL.Image, requests) with the guard's audit hook, with a hook that
                 does nothing (what any Python-level audit hook costs: the interpreter calls it for
@@ -72,7 +75,7 @@ def measure():
     tracer = suite_runner._stop_program_code(lambda code: trust(code) or True)
     frame = pandas.DataFrame({"a": range(1000), "b": [str(i) for i in range(1000)]})
     assert guard.foreign_answerer(frame, trust) is None
-    return {
+    found = {
         "modules": len(sys.modules),
         "record_ms": median_ms(lambda: guard.record(strict), 15),
         "check_ms": median_ms(check, 15),
@@ -81,6 +84,28 @@ def measure():
         "harness_check_ms": traced(tracer, lambda: median_ms(harness_check, 15)),
         "value_check_ms": median_ms(lambda: guard.foreign_answerer(frame, trust), 15),
     }
+    import matplotlib.pyplot as plt
+
+    def line_plot():
+        fig, ax = plt.subplots()
+        ax.plot(range(50), [i * i for i in range(50)])
+        ax.set_title("squares")
+        return ax
+
+    def drawn_grid():
+        fig, axes = plt.subplots(3, 3)
+        for ax in axes.flat:
+            ax.plot(range(50))
+        fig.canvas.draw()
+        return fig
+
+    for name, make in (("axes", line_plot), ("grid", drawn_grid)):
+        found[name + "_make_ms"] = median_ms(lambda: (make(), plt.close("all")), 9)
+        value = make()
+        assert guard.foreign_answerer(value, trust) is None
+        found[name + "_check_ms"] = median_ms(lambda: guard.foreign_answerer(value, trust), 9)
+        plt.close("all")
+    return found
 
 print(json.dumps(measure()))
 '''
@@ -124,6 +149,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{med['call_check_ms']:.1f} | {med['value_check_ms']:.2f} | {med['harness_record_ms']:.1f} | "
           f"{med['harness_check_ms']:.1f} |")
     base = statistics.median(times["no hook"])
+    print("| returned value | check ms | making it, ms | check / making |")
+    print("|---|---|---|---|")
+    for name, label in (("axes", "an Axes, one line plot"), ("grid", "a drawn 3x3 grid of plots")):
+        check, make = med[name + "_check_ms"], med[name + "_make_ms"]
+        print(f"| {label} | {check:.1f} | {make:.1f} | {check / make:.2f} |")
     print("| late imports | median ms | x no hook | rounds |")
     print("|---|---|---|---|")
     for name, values in times.items():

@@ -503,6 +503,40 @@ ANSWERING_RETURNS = {
     "a dataclass with __sub__ = operator.not_": (
         "import dataclasses, operator\n@dataclasses.dataclass\nclass P:\n    x: int\n"
         "    __sub__ = __rsub__ = operator.not_\ndef add(a, b):\n    return P(5)\n", "P.__sub__"),
+    # Round 23. A metaclass whose __eq__ the walk ran (hashing and comparing the value's classes) put
+    # an always-equal object in the list already checked, then removed itself from the metaclass.
+    "a metaclass __eq__ that fills the value while it is checked": (
+        EQ_CLASS + "STATE = {}\nclass M(type):\n    def __eq__(cls, other):\n"
+        "        fire = STATE.pop('fire', None)\n        if fire is not None:\n            fire()\n"
+        "            del M.__eq__, M.__hash__\n        return type.__eq__(cls, other)\n"
+        "    __hash__ = type.__hash__\nclass X(metaclass=M):\n    pass\n"
+        "def add(a, b):\n    result = [0, X()]\n    def fire():\n        result[:] = [Anything()]\n"
+        "    STATE['fire'] = fire\n    return result\n", "M.__eq__"),
+    # What pandas containers hold beside their cells, and what a method set on a library object holds.
+    "an always-equal Series name": (
+        EQ_CLASS + "    __hash__ = object.__hash__\nimport pandas as pd\n"
+        "def add(a, b):\n    return pd.Series([0], name=Anything())\n",
+        "Anything.__eq__"),
+    "an always-equal index name": (
+        EQ_CLASS + "    __hash__ = object.__hash__\nimport pandas as pd\n"
+        "def add(a, b):\n    frame = pd.DataFrame({'v': [0]})\n"
+        "    frame.index.name = Anything()\n    return frame\n", "Anything.__eq__"),
+    "an object array's tolist set on a Series": (
+        EQ_CLASS + "import numpy as np, pandas as pd\ndef add(a, b):\n    series = pd.Series([0])\n"
+        "    series.tolist = np.array([Anything()], dtype=object).tolist\n    return series\n",
+        "Anything.__eq__"),
+    "a library function bound to an always-equal object, set over a method": (
+        EQ_CLASS + "import argparse, copy, types\ndef add(a, b):\n    parser = argparse.ArgumentParser()\n"
+        "    parser.format_usage = types.MethodType(copy.copy, Anything())\n    return parser\n",
+        "Anything.__eq__"),
+    "a staticmethod over a partial of next, set over a method": (
+        EQ_CLASS + "import argparse, functools, itertools\ndef add(a, b):\n"
+        "    parser = argparse.ArgumentParser()\n    parser.format_usage = staticmethod(functools.partial(\n"
+        "        next, itertools.repeat(Anything())))\n    return parser\n", "format_usage"),
+    "an lru_cache set over a method": (
+        EQ_CLASS + "import argparse, functools\ndef add(a, b):\n    parser = argparse.ArgumentParser()\n"
+        "    parser.format_usage = functools.lru_cache(None)(lambda *args: Anything())\n    return parser\n",
+        "format_usage"),
 }
 
 
@@ -513,6 +547,16 @@ def test_values_whose_comparison_is_the_programs_cannot_pass_a_unittest(pool, at
     assert verdict.status is Status.ERROR, verdict
     assert culprit in verdict.message and "is the program's" in verdict.message
     assert_pool_healthy(pool)
+
+
+def test_a_class_holding_a_name_that_is_not_a_str_cannot_pass_a_unittest(pool):
+    # Any lookup on such a class compares the key with the name looked up when their hashes meet: the
+    # program's `__eq__` would run in the checks (round 23).
+    program = ("class Key:\n    def __hash__(self):\n        return hash('__eq__')\n"
+               "    def __eq__(self, other):\n        return False\n"
+               "Odd = type('Odd', (), {Key(): 1})\ndef add(a, b):\n    return [Odd()]\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR and "holds a name that is not a str" in verdict.message, verdict
 
 
 def test_proxies_whose_target_cannot_be_read_cannot_pass_a_unittest(pool):

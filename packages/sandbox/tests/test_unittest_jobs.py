@@ -421,6 +421,22 @@ LIBRARY_RESULTS = {
         "        return app.config['GREETING']\n    return app\n",
         "app = task_func()\nself.assertEqual(app.config['GREETING'], 'hi')\n"
         "self.assertIn('/hello', [rule.rule for rule in app.url_map.iter_rules()])\n"),
+    # Round 23: an animation over a generator function of frames holds the generator it advances.
+    "an animation over a generator of frames": (
+        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+        "from matplotlib.animation import FuncAnimation\ndef task_func():\n    fig, ax = plt.subplots()\n"
+        "    line, = ax.plot([], [])\n    def frames():\n        for i in range(3):\n            yield i\n"
+        "    def update(i):\n        line.set_data([0, i], [0, i])\n        return line,\n"
+        "    return FuncAnimation(fig, update, frames=frames, save_count=3)\n",
+        "self.assertEqual(type(task_func()).__name__, 'FuncAnimation')\n"),
+    # Round 23: copyreg caches TarInfo's slot names on the class when tar.add copies one.
+    "a tar archive built with tar.add": (
+        "import os, tarfile, tempfile\ndef task_func():\n    where = tempfile.mkdtemp()\n"
+        "    with open(os.path.join(where, 'a.txt'), 'w') as fh:\n        fh.write('x')\n"
+        "    path = os.path.join(where, 'a.tar')\n    with tarfile.open(path, 'w') as tar:\n"
+        "        tar.add(os.path.join(where, 'a.txt'), arcname='a.txt')\n    return path\n",
+        "import tarfile\nwith tarfile.open(task_func()) as tar:\n"
+        "    self.assertEqual(tar.getnames(), ['a.txt'])\n"),
     # A dataclass of the program's whose methods are all dataclasses': compared by its fields.
     "a dataclass of the program's": (
         "import dataclasses\n@dataclasses.dataclass(order=True, frozen=True)\nclass Point:\n"
@@ -435,6 +451,18 @@ def test_library_objects_of_honest_programs_pass(pool, case):
     program, checks = LIBRARY_RESULTS[case]
     body = "".join("        " + line + "\n" for line in checks.splitlines())
     test = f"import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n{body}"
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
+    assert verdict.status is Status.PASSED, verdict
+
+
+def test_six_resolving_its_lazy_attributes_is_no_tampering(pool):
+    # six's moved attributes delete themselves from their class at first use: matplotlib (through
+    # dateutil) used one after the tests' `import pandas` had recorded the class (round 23).
+    program = ("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+               "def task_func(a, b):\n    fig, ax = plt.subplots()\n    ax.set_title(f'Sum {a + b}')\n"
+               "    return ax\n")
+    test = ("import unittest\nimport pandas as pd\nclass TestCases(unittest.TestCase):\n"
+            "    def test_a(self):\n        self.assertEqual(task_func(2, 3).get_title(), 'Sum 5')\n")
     verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
     assert verdict.status is Status.PASSED, verdict
 

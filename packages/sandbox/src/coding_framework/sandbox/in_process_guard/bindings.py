@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -24,8 +25,10 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _PARTIAL,
     _TYPE,
     _genuine_mock,
+    _id,
     _issubclass,
     _method_set_on_instance,
+    _namespace,
     _object_getattribute,
     _type,
     _untrusted_method,
@@ -322,6 +325,8 @@ def make_checker(
     mros = [e for s in snapshots for e in s.class_mros]
     shared = [] if harness_side else [e for s in snapshots for e in s.shared]
     function_state, same_state, mro_of, qualname_of = _function_state, _same_state, _MRO, _qualname
+    lazy_attribute = functools.partial(_six_lazy_attribute, is_trusted=is_trusted)
+    str_list = _str_list
     copied = str_keyed_copy if harness_side else None
 
     def changes() -> list[str]:
@@ -366,7 +371,7 @@ def make_checker(
                     if new is not missing and flagged:
                         found.append(f"{label}.{key} was rebound")
                 elif new is missing:
-                    if not methods or callable_(old):
+                    if (not methods or callable_(old)) and not lazy_attribute(old):
                         found.append(f"{label}.{key} was deleted")
                 elif methods:
                     if callable_(old) or callable_(new):
@@ -377,7 +382,10 @@ def make_checker(
                             and new.__qualname__ == qualname_of(old))):
                     found.append(f"{label}.{key} was rebound")
             if (strict or methods) and is_class:  # new class attributes shadow inherited ones
-                added = [k for k in live if k not in saved]
+                # (copyreg caches a class's slot names on it the first time one of its objects is
+                # copied or pickled: tarfile's TarInfo by `tar.add`.)
+                added = [k for k in live
+                         if k not in saved and not (k == "__slotnames__" and str_list(live[k]))]
                 if program_made_only:
                     added = [k for k in added if program_made(live[k], is_trusted)]
                 elif methods:
@@ -388,6 +396,25 @@ def make_checker(
         return found[:limit]
 
     return changes
+
+
+def _six_lazy_attribute(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether `value` is one of `six`'s lazy attributes (`six.moves.range` and the like: a class
+    attribute that resolves itself at first use, sets the result on the object and deletes itself from
+    the class; red-team round 23, an honest program importing matplotlib, whose tests import pandas):
+    its class derives from `_LazyDescr` with six's own `__get__` (trusted code, vendored copies too)."""
+    for klass in _MRO(_type(value)):
+        if _TYPE_QUALNAME(klass) == "_LazyDescr":
+            getter = _namespace(klass).get("__get__")
+            return _type(getter) is _FUNCTION and is_trusted(getter.__code__)
+    return False
+
+
+def _str_list(value: object, _type=type, _sum=sum, _map=map, _len=len, _is=_is, _repeat=repeat, _str=str,
+              _list=list) -> bool:
+    """Whether `value` is a list of exact strs (what copyreg._slotnames caches), counted in C. The
+    builtins it uses are its defaults, taken at import: the program may rebind the module's."""
+    return _type(value) is _list and _sum(_map(_is, _map(_type, value), _repeat(_str))) == _len(value)
 
 
 _TYPE_QUALNAME = type.__dict__["__qualname__"].__get__
@@ -505,8 +532,8 @@ def program_made(value: object, is_trusted: Callable[[types.CodeType], bool]) ->
             if not is_trusted(item.__code__):
                 return True
             continue
-        if kind in _HOLDER_READ:
-            todo.append(_HOLDER_READ[kind](item))
+        if _id(kind) in _HOLDER_READ:  # (by id: see returned_values._ids)
+            todo.append(_HOLDER_READ[_id(kind)](item))
         elif kind is _METHOD:
             todo.append(item.__func__)
         elif kind is _PARTIAL:

@@ -42,7 +42,8 @@ class GuardedFunction(tuple):
             if finding is not None:
                 raise self[2](finding) from None
             raise
-        if self[7](result) in self[5]:
+        kind = self[7](result)  # compared by identity: `in` would run a metaclass's __eq__ (round 23)
+        if kind is self[5][0] or kind is self[5][1] or kind is self[5][2]:
             result = self[6](result, self[1], self[2], self[4])
         try:
             finding = self[1](("returned", result, (args, kwargs)))
@@ -160,7 +161,7 @@ def guard_calls(
                                                builtins.BaseException, _LAZY, _checked_items, builtins.type))
 
 
-_LAZY = frozenset({types.GeneratorType, map, filter})
+_LAZY = (types.GeneratorType, map, filter)
 
 
 _NEW, _CALL = frozenset({"__new__"}), frozenset({"__call__"})

@@ -15,6 +15,7 @@ import functools
 import inspect
 import itertools
 import opcode
+import operator
 import sys
 import types
 import typing
@@ -48,9 +49,20 @@ _any, _map, _next, _enumerate = builtins.any, builtins.map, builtins.next, built
 _dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.__getattribute__
 _MRO = type.__dict__["__mro__"].__get__
 _QUALNAME = type.__dict__["__qualname__"].__get__
+_is, _repeat, _sum = operator.is_, itertools.repeat, builtins.sum
+
+
+def _ids(kinds) -> frozenset[int]:
+    """The ids of `kinds` (classes that live as long as this module). Classes are looked up in sets and
+    dicts by id here, never by value: hashing or comparing a class runs its metaclass's `__hash__` and
+    `__eq__`, which may be the program's (red-team round 23: one that ran during the walk changed the
+    value already checked, then removed itself from its metaclass before the metaclass was looked at)."""
+    return frozenset(_map(_id, kinds))
+
+
 _PLAIN = (int, float, complex, str, bytes, bool, type(None))
-_PLAIN_SET, _LIST, _chain = frozenset(_PLAIN), list, itertools.chain.from_iterable
-_PLAIN_OR_FLAT = _PLAIN_SET | {tuple, list}
+_PLAIN_IDS, _LIST, _chain = _ids(_PLAIN), list, itertools.chain.from_iterable
+_PLAIN_OR_FLAT_IDS = _PLAIN_IDS | _ids((tuple, list))
 _DEFAULTDICT = collections.defaultdict
 _DEFAULT_FACTORY = collections.defaultdict.__dict__["default_factory"].__get__
 _SEQUENCES = (list, tuple, set, frozenset, collections.deque)
@@ -71,11 +83,11 @@ def foreign_answerer(
     # Per class met, what its checks find in the class alone (_ClassFacts): a matplotlib figure holds
     # thousands of objects of a few dozen classes. Kept for this walk only, which runs no code of the
     # program's, so no class can change under it.
-    facts: dict[type, _ClassFacts] = {}
+    facts: dict[int, _ClassFacts] = {}  # (by the class's id)
     while todo:
         item = todo.pop()
         kind = _type(item)
-        if kind in _PLAIN or _id(item) in seen:
+        if _id(kind) in _PLAIN_IDS or _id(item) in seen:
             continue
         if budget == 0:
             return (f"a value too large to check: more than {MAX_WALK} objects other than numbers, strings "
@@ -83,9 +95,9 @@ def foreign_answerer(
         budget -= 1
         seen.add(_id(item))
         walked.append(item)
-        known = facts.get(kind)
+        known = facts.get(_id(kind))
         if known is None:
-            known = facts[kind] = _class_facts(kind, is_trusted, libraries)
+            known = facts[_id(kind)] = _class_facts(kind, is_trusted, libraries)
         # First the program's code anywhere in the class (before any state of the value is read), then
         # library objects told what to answer, then comparison methods that answer anything without
         # the program's code (a genuine mock's are mock objects and proxies, judged by the second).
@@ -101,6 +113,13 @@ def foreign_answerer(
         # found on the class when the instance has none (red-team round 21).
         _push(todo, known.class_data)
         shape, detail = known.shape
+        if known.heap and shape is not _AS_INSTANCE:
+            # What an instance of a Python class holds beside what its shape reads: a pandas Series'
+            # name (and what else the program set on a Series, DataFrame or Index; their data and
+            # caches are read as pandas containers, below), a dict or list subclass's attributes
+            # (red-team round 23).
+            skip = _PANDAS_INTERNALS if shape is _AS_PANDAS else ()
+            todo.extend(_instance_state(item, kind, known.layout, skip))
         if shape is _AS_DICT:
             if detail and _makes_program_values(_DEFAULT_FACTORY(item), is_trusted):
                 return (f"a {_QUALNAME(kind)} whose default_factory is the program's (what it makes for a "
@@ -118,7 +137,13 @@ def foreign_answerer(
             if known.program_method:
                 return (f"a {_QUALNAME(kind)} whose {known.program_method} is the program's (a test reading "
                         "it runs the program's code)")
-            todo.extend(_instance_state(item, kind, known.layout))
+            state = _instance_state(item, kind, known.layout)
+            if known.library:
+                # A generator a library object holds is its callback's, as a function it holds is
+                # (matplotlib's FuncAnimation over a generator function of frames): the library
+                # advances it, and what it yields is the program's code's as a callback's return is.
+                state = [held for held in state if _type(held) is not _GENERATOR]
+            todo.extend(state)
         elif shape is _AS_ARRAY:
             if detail is None:
                 return (f"a {_QUALNAME(kind)}, a subclass of numpy's ndarray that numpy did not make (its "
@@ -153,8 +178,8 @@ def foreign_answerer(
                 return (f"a pandas {detail} holding a {foreign}, an array type pandas did not make (its "
                         "code answers what pandas reads)")
             _push(todo, _pandas_cells(item, detail, is_trusted))
-        elif shape is _AS_C_METHOD and (owner := _c_method_owner(item)) is not None:
-            todo.append(owner)  # what a C method held as data answers from
+        elif shape is _AS_CALL_HOLDER:
+            todo.extend(_held_by_callable(item, kind))  # what a bound method or partial calls with
     # A weakref proxy compares as the object behind it, which no C-level attribute shows: allowed only
     # where that object is part of the value, so the walk has looked at it (Flask's JSON provider holds
     # a proxy of its app). weakref.getweakrefs reads an object's weak references in C.
@@ -178,9 +203,17 @@ class _ClassFacts(typing.NamedTuple):
     program_method: str | None  # a method of the program's in a Python class (construction aside)
     layout: tuple  # where instances keep their state, and the class's methods (_layout)
     shape: tuple  # (how the walk reads an instance, what it needs for that): _shape
+    heap: bool  # a Python class (made by a class statement or type(), not in C)
+    library: bool  # made by trusted modules only: no class of its MRO is the program's
 
 
 def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
+    for klass in (*_MRO(kind), *_MRO(_type(kind))):
+        if not _str_keyed(_CLASS_DICT(klass)):
+            refused = (f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)} holds a name that is not a str (a "
+                       "lookup on it runs the program's code)")
+            return _ClassFacts(refused, False, None, None, [], None, ([], None, {}, {}), (_AS_NOTHING, None),
+                               False, False)
     own = _program_classes(kind, is_trusted)
     comparison = None
     if not _genuine_mock(kind, is_trusted):
@@ -194,6 +227,8 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
         program_method=_program_method(kind, is_trusted) if _FLAGS(kind) & _HEAP_TYPE else None,
         layout=_layout(kind),
         shape=_shape(kind, is_trusted, libraries),
+        heap=_FLAGS(kind) & _HEAP_TYPE != 0,
+        library=not own,
     )
 
 
@@ -201,7 +236,7 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
 _AS_DICT, _AS_SEQUENCE, _AS_ITERATOR, _AS_GENERATOR = "dict", "sequence", "iterator", "generator"
 _AS_WEAK_PROXY, _AS_MAPPING_PROXY, _AS_EXTENSION_ARRAY = "weak proxy", "mapping proxy", "extension array"
 _AS_DELEGATING, _AS_PANDAS, _AS_ARRAY, _AS_INSTANCE = "delegating", "pandas", "array", "instance"
-_AS_C_METHOD, _AS_NOTHING = "C method", "nothing"
+_AS_CALL_HOLDER, _AS_NOTHING = "call holder", "nothing"
 
 
 def _shape(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> tuple:
@@ -209,24 +244,25 @@ def _shape(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: 
     a defaultdict), a sequence or dict view, an iterator (its C base), a generator, a proxy, a pandas
     ExtensionArray, a UserList/UserDict/UserString, a pandas container (its name, "" for a subclass
     pandas did not make), a numpy array (its ndarray base, None for a subclass numpy did not make),
-    an instance of a Python class (its slots and `__dict__`), a C method (its `__self__`), or nothing.
+    an instance of a Python class (its slots and `__dict__`), a bound method, partial, staticmethod or
+    classmethod (what it calls, and with), or nothing.
     Read with type() and issubclass(), never isinstance(): that would ask the object for its
     __class__."""
     if _issubclass(kind, _DICT):
         return _AS_DICT, _issubclass(kind, _DEFAULTDICT)
-    if _issubclass(kind, _SEQUENCES) or kind in _VIEWS:
+    if _issubclass(kind, _SEQUENCES) or _id(kind) in _VIEWS:
         return _AS_SEQUENCE, None
     if (base := _iterator_base(kind)) is not None:
         return _AS_ITERATOR, base
     if kind is _GENERATOR:
         return _AS_GENERATOR, None
-    if kind in _WEAK_PROXIES:
+    if _id(kind) in _WEAK_PROXIES:
         return _AS_WEAK_PROXY, None
     if kind is _MAPPING_PROXY:
         return _AS_MAPPING_PROXY, None
     if _library_class(kind, _EXTENSION_ARRAY_MODULES, ("ExtensionArray",)) is not None:
         return _AS_EXTENSION_ARRAY, None
-    if _issubclass(kind, _DELEGATING):
+    if _delegating_base(kind) is not None:
         return _AS_DELEGATING, None
     if (pandas := _pandas_container(kind, is_trusted)) is not None:
         return _AS_PANDAS, pandas
@@ -239,8 +275,8 @@ def _shape(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: 
         return _AS_ARRAY, None if foreign else base
     if kind is _NAMESPACE or _FLAGS(kind) & _HEAP_TYPE:
         return _AS_INSTANCE, None
-    if kind is _BUILTIN_METHOD or kind is _METHOD:
-        return _AS_C_METHOD, None
+    if _id(kind) in _CALL_HOLDERS:
+        return _AS_CALL_HOLDER, None
     return _AS_NOTHING, None
 
 
@@ -267,20 +303,20 @@ def _callable_special_method(kind: type, own: list[type]) -> str | None:
     C descriptors of extension classes (pandas' Cython ones are heap types too) are not these kinds.
     `own`: _program_classes(kind)."""
     for klass in own:
-        for name, attr in _CLASS_DICT(klass).items():
-            if name in ANSWERING_METHODS and (_type(attr) in _ANSWERING_CALLABLES
-                                              or _type(_unwrap(attr)[0]) in _ANSWERING_CALLABLES):
+        for name, attr in _namespace(klass).items():
+            if name in ANSWERING_METHODS and (_id(_type(attr)) in _ANSWERING_CALLABLES
+                                              or _id(_type(_unwrap(attr)[0])) in _ANSWERING_CALLABLES):
                 return f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)}.{name} is the program's"
     return None
 
 
 # Callables that carry what they answer with (a bound `__self__`, or nothing to look into).
-_ANSWERING_CALLABLES = frozenset({types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType})
+_ANSWERING_CALLABLES = _ids((types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType))
 
 
 def _class_data(own: list[type]) -> list:
     """The data attributes of the program's classes `own` (_program_classes)."""
-    return [value for klass in own for value in _CLASS_DICT(klass).values()
+    return [value for klass in own for value in _namespace(klass).values()
             if not _issubclass(_type(value), _NOT_CLASS_DATA)]
 
 
@@ -308,7 +344,7 @@ def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool]) ->
     for klass in _MRO(kind):
         if klass is _OBJECT:
             continue
-        for name, attr in _CLASS_DICT(klass).items():
+        for name, attr in _namespace(klass).items():
             if name in _CONSTRUCTION or name == "__init_subclass__":
                 continue
             func, _ = _unwrap(attr)
@@ -335,12 +371,17 @@ def _foreign_dtype(item: object, name: str, is_trusted: Callable[[types.CodeType
         kind = _type(array)
         if _numpy_ndarray(kind) is not None and not _FLAGS(kind) & _HEAP_TYPE:
             continue
-        if kind not in known_arrays and not _made_in(kind, "pandas.", is_trusted):
+        known = _any(kind is array for array in known_arrays)  # (by identity, see _ids)
+        if not known and not _made_in(kind, "pandas.", is_trusted):
             return _QUALNAME(kind)
     return None
 
 
 _MULTI_INDEX_MODULE = "pandas.core.indexes.multi"
+# What pandas containers keep in their `__dict__` that the walk reads as their cells (_pandas_cells,
+# _foreign_dtype) or that pandas derives from them (caches, engines): not walked a second time as
+# plain state, where pandas' own extension arrays would be refused as values.
+_PANDAS_INTERNALS = ("_mgr", "_data", "_cache", "_item_cache", "_references", "_id")
 
 
 def _in_mro(kind: type, name: str, module: str, is_trusted: Callable[[types.CodeType], bool]) -> bool:
@@ -353,12 +394,12 @@ def _push(todo: list, items) -> None:
     lists of such (C-level passes over their types: a million ints or (word, count) pairs cost no step
     of the walk's budget)."""
     items = items if _type(items) is _LIST else _list(items)
-    kinds = _set(_map(_type, items))
-    if kinds <= _PLAIN_SET:
+    kinds = _set(_map(_id, _map(_type, items)))
+    if kinds <= _PLAIN_IDS:
         return
-    if kinds <= _PLAIN_OR_FLAT:
+    if kinds <= _PLAIN_OR_FLAT_IDS:
         flat = (item for item in items if _type(item) is tuple or _type(item) is list)
-        if _set(_map(_type, _chain(flat))) <= _PLAIN_SET:
+        if _set(_map(_id, _map(_type, _chain(flat)))) <= _PLAIN_IDS:
             return
     todo.extend(items)
 
@@ -375,15 +416,15 @@ def _class_culprit(kind: type, is_trusted: Callable[[types.CodeType], bool], nam
 
 # Views of a dict's (or OrderedDict's) keys, values and items; iterators whose C type pickles what they
 # will hand out (their sequence and position, a map's function and source), found by their MRO.
-_VIEWS = frozenset(_type(view) for d in ({}, collections.OrderedDict())
-                   for view in (d.keys(), d.values(), d.items()))
-_ITERATORS = frozenset(_type(it) for it in (
+_VIEWS = _ids(_type(view) for d in ({}, collections.OrderedDict())
+             for view in (d.keys(), d.values(), d.items()))
+_ITERATORS = _ids(_type(it) for it in (
     iter([]), iter(()), reversed([]), iter({}), iter({}.values()), iter({}.items()), iter(set()),
     iter(range(0)), iter(""), iter("\u0100"), iter(b""), iter(bytearray()), reversed(range(0)),
     iter(collections.deque()), reversed(collections.deque()),
     iter(collections.OrderedDict()), iter(collections.OrderedDict().values()),
     iter(collections.OrderedDict().items()), reversed(collections.OrderedDict()), iter(int, 1),
-)) | frozenset({map, filter, zip, enumerate, reversed} | {
+)) | _ids({map, filter, zip, enumerate, reversed} | {
     kind for kind in vars(itertools).values() if _type(kind) is type and kind.__module__ == "itertools"})
 _GENERATOR = types.GeneratorType
 
@@ -391,7 +432,7 @@ _GENERATOR = types.GeneratorType
 def _iterator_base(kind: type) -> type | None:
     """The C iterator type in `kind`'s MRO (map, zip, ... can be subclassed), or None."""
     for klass in _MRO(kind):
-        if klass in _ITERATORS:
+        if _id(klass) in _ITERATORS:
             return klass
     return None
 
@@ -420,9 +461,9 @@ def _makes_program_values(value: object, is_trusted: Callable[[types.CodeType], 
 
 # Library containers whose comparisons are those of the value in their `data` attribute.
 _DELEGATING = (collections.UserList, collections.UserDict, collections.UserString)
-_INSTANCE_DICT = {base: base.__dict__["__dict__"].__get__ for base in _DELEGATING}
+_INSTANCE_DICT = {_id(base): base.__dict__["__dict__"].__get__ for base in _DELEGATING}
 _EXTENSION_ARRAY_MODULES = ("pandas.api.extensions", "pandas.core.arrays.base")  # over pandas versions
-_WEAK_PROXIES = frozenset({weakref.ProxyType, weakref.CallableProxyType})
+_WEAK_PROXIES = _ids((weakref.ProxyType, weakref.CallableProxyType))
 _MAPPING_PROXY, _getweakrefs = types.MappingProxyType, weakref.getweakrefs
 # The empty metadata every dataclass field holds unless given some (a proxy of a dict nothing else
 # reaches; a dataclass's fields are class data the walk looks into).
@@ -441,12 +482,17 @@ def _numpy_ndarray(kind: type) -> type | None:
     return None
 
 
+def _delegating_base(kind: type) -> type | None:
+    """UserList, UserDict or UserString, if in `kind`'s MRO (found by identity: issubclass would ask
+    their ABC machinery, which looks the class up by value)."""
+    return _next((klass for klass in _MRO(kind) if _id(klass) in _INSTANCE_DICT), None)
+
+
 def _held_data(item: object, kind: type) -> object:
     """The `data` a UserList/UserDict/UserString holds, read from its instance dict through the
     library class's own descriptor (a subclass of the program's cannot answer for it)."""
-    base = next(b for b in _MRO(kind) if b in _INSTANCE_DICT)
-    state = _INSTANCE_DICT[base](item)
-    return state.get("data") if _type(state) is _DICT else None
+    state = _INSTANCE_DICT[_id(_delegating_base(kind))](item)
+    return _str_get(state, "data")
 
 
 # Comparisons a library object can be told to answer whatever the other side is: no expected value
@@ -465,7 +511,7 @@ def _permissive_library_value(item: object, kind: type) -> str | None:
         return "unittest.mock.ANY, equal to everything"
     base = _library_class(kind, _MOCK_MODULES, ("NonCallableMock",))
     if base is not None:
-        init = _CLASS_DICT(base).get("__init__")
+        init = _namespace(base).get("__init__")
         if _type(init) is _FUNCTION:
             name = _configured_comparison(item, kind, base, init.__globals__)  # the real mock module's
             if name:
@@ -491,14 +537,14 @@ def _genuine_mock(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> b
     named so (its `__module__` and `__qualname__` are the program's to set): the class's `__init__` is
     trusted code whose module holds this very class under that name."""
     base = _library_class(kind, _MOCK_MODULES, ("NonCallableMock",))
-    init = _CLASS_DICT(base).get("__init__") if base is not None else None
+    init = _namespace(base).get("__init__") if base is not None else None
     return (_type(init) is _FUNCTION and is_trusted(init.__code__)
-            and _type(init.__globals__) is _DICT and init.__globals__.get("NonCallableMock") is base)
+            and _str_get(init.__globals__, "NonCallableMock") is base)
 
 
 def _library_class(kind: type, modules: tuple[str, ...], names: tuple[str, ...]) -> type | None:
     for klass in _MRO(kind):
-        module = _CLASS_DICT(klass).get("__module__")
+        module = _namespace(klass).get("__module__")
         # (An exact str first: a class of the program's may set any object there, whose `==` is its code.)
         if _type(module) is str and module in modules and _QUALNAME(klass) in names:
             return klass
@@ -510,8 +556,8 @@ def _configured_comparison(item: object, kind: type, a_mock: type, mock: dict) -
         children = _object_getattribute(item, "_mock_children")
     except AttributeError:
         return None
-    own, default, mock_file = _CLASS_DICT(kind), mock.get("DEFAULT"), mock.get("__file__")
-    fixed_values = mock.get("_return_values")
+    own, default, mock_file = _namespace(kind), _str_get(mock, "DEFAULT"), _str_get(mock, "__file__")
+    fixed_values = _str_get(mock, "_return_values")
     for name in _ANSWER_ANYTHING:
         method = own.get(name)
         if _type(method) is _FUNCTION and method.__code__.co_filename == mock_file and method.__closure__:
@@ -519,12 +565,12 @@ def _configured_comparison(item: object, kind: type, a_mock: type, mock: dict) -
             held = method.__closure__[0].cell_contents
             if not _issubclass(_type(held), a_mock):
                 return name
-        child = children.get(name) if _type(children) is _DICT else None
+        child = _str_get(children, name)
         if child is None or not _issubclass(_type(child), a_mock):
             continue
         state = _object_getattribute(child, "__dict__")
-        value, effect = state.get("_mock_return_value", default), state.get("_mock_side_effect")
-        fixed = fixed_values.get(name, default) if _type(fixed_values) is _DICT else default
+        value, effect = _str_get(state, "_mock_return_value", default), _str_get(state, "_mock_side_effect")
+        fixed = _str_get(fixed_values, name, default)
         if value is not default and value is not fixed and not _issubclass(_type(value), a_mock):
             return name
         own_effect = _type(effect) is _FUNCTION and effect.__code__.co_filename == mock_file
@@ -536,12 +582,12 @@ def _configured_comparison(item: object, kind: type, a_mock: type, mock: dict) -
 # How a class attribute holds a function: directly, or wrapped in one of these (read with their own
 # C-level attributes, never by calling anything of the class).
 _FUNCTION_HOLDERS = {classmethod: "__func__", staticmethod: "__func__", property: "fget"}
-_HOLDER_READ = {kind: kind.__dict__[name].__get__ for kind, name in _FUNCTION_HOLDERS.items()}
+_HOLDER_READ = {_id(kind): kind.__dict__[name].__get__ for kind, name in _FUNCTION_HOLDERS.items()}
 # Callables that call another with arguments they hold, read through their own C-level attributes.
-_CALL_WRAPPERS = {functools.partial: functools.partial.func.__get__,
-                  functools.partialmethod: lambda held: _object_getattribute(held, "func"),
-                  functools.cached_property: lambda held: _object_getattribute(held, "func"),
-                  types.MethodType: types.MethodType.__func__.__get__}
+_CALL_WRAPPERS = {_id(functools.partial): functools.partial.func.__get__,
+                  _id(functools.partialmethod): lambda held: _object_getattribute(held, "func"),
+                  _id(functools.cached_property): lambda held: _object_getattribute(held, "func"),
+                  _id(types.MethodType): types.MethodType.__func__.__get__}
 _SLOT_WRAPPER, _METHOD_DESCRIPTOR = types.WrapperDescriptorType, types.MethodDescriptorType
 _DESCRIPTOR_NAME = {kind: kind.__dict__["__name__"].__get__ for kind in (_SLOT_WRAPPER, _METHOD_DESCRIPTOR)}
 _GETSET = types.GetSetDescriptorType
@@ -574,7 +620,7 @@ def _untrusted_method(
     for klass in _MRO(cls):
         if klass is _OBJECT or klass is _TYPE:
             continue
-        for name, attr in _CLASS_DICT(klass).items():
+        for name, attr in _namespace(klass).items():
             if name not in names:
                 continue
             func, wrapped = _unwrap(attr)
@@ -611,7 +657,7 @@ def _unwrap(attr: object) -> tuple[object, bool]:
     whether it was held by one of the last three."""
     wrapped = False
     for _ in range(20):
-        kind = _type(attr)
+        kind = _id(_type(attr))
         if kind in _HOLDER_READ:
             attr = _HOLDER_READ[kind](attr)
         elif kind in _CALL_WRAPPERS:
@@ -648,11 +694,11 @@ def _answers_anything(name: str, attr: object) -> bool:
     pandas' NA has: a C-level `__name__` and `__code__`, read through its type's own descriptors). A
     genuine mock's proxies never get here (foreign_answerer judges mocks by what they were told)."""
     kind = _type(attr)
-    if attr is None or kind in _PLAIN:
+    if attr is None or _id(kind) in _PLAIN_IDS:
         return False
     if kind is _SLOT_WRAPPER or kind is _METHOD_DESCRIPTOR:
         return _DESCRIPTOR_NAME[kind](attr) != name
-    own = _CLASS_DICT(kind)
+    own = _namespace(kind)
     name_of, code_of = own.get("__name__"), own.get("__code__")
     if _type(name_of) is not _GETSET or _type(code_of) is not _GETSET:
         return True
@@ -696,28 +742,28 @@ def _array_cells(item: object, base: type) -> list:
     return []
 
 
-def _layout(kind: type) -> tuple[list, object | None, dict]:
+def _layout(kind: type) -> tuple[list, object | None, dict, dict]:
     """Where instances of `kind` keep their state, and its methods: (the member descriptors of its MRO,
     its slots; the getset descriptor reading an instance's `__dict__`, None where the class defines
     `__dict__` otherwise or not at all; {name: class attribute} for each name whose first definition
-    in the MRO is a method, _METHODS)."""
+    in the MRO is a method, _METHODS; {name: class attribute} for every name, as the MRO resolves it)."""
     members, first = [], {}
     for klass in _MRO(kind):
-        for name, attr in _CLASS_DICT(klass).items():
+        for name, attr in _namespace(klass).items():
             if _type(attr) is _MEMBER:
                 members.append(attr)
             if _type(name) is str and name not in first:
                 first[name] = attr
     getset = first.get("__dict__")
-    methods = {name: attr for name, attr in first.items() if _type(attr) in _METHODS}
-    return members, getset if _type(getset) is _GETSET else None, methods
+    methods = {name: attr for name, attr in first.items() if _id(_type(attr)) in _METHODS}
+    return members, getset if _type(getset) is _GETSET else None, methods, first
 
 
-def _instance_state(item: object, kind: type, layout: tuple) -> list:
+def _instance_state(item: object, kind: type, layout: tuple, skip: tuple[str, ...] = ()) -> list:
     """What an instance holds: its slots and its `__dict__`'s values, read through the C-level member
     and getset descriptors its classes own (`layout`: _layout(kind); a property of the program's named
     `__dict__` is not called: what it hides is then not looked at, nor compared by the library's
-    comparison either)."""
+    comparison either). `skip`: names in the `__dict__` left out."""
     state = []
     for attr in layout[0]:
         try:
@@ -725,7 +771,11 @@ def _instance_state(item: object, kind: type, layout: tuple) -> list:
         except AttributeError:  # an empty slot
             continue
     own = _instance_dict(item, kind, layout)
-    return state if own is None else state + _list(_dict_values(own))
+    if own is None:
+        return state
+    if skip and _str_keyed(own):
+        return state + [value for name, value in own.items() if name not in skip]
+    return state + _list(_dict_values(own))
 
 
 def _instance_dict(item: object, kind: type, layout: tuple) -> dict | None:
@@ -753,11 +803,17 @@ def _method_set_on_instance(
     for name, value in own.items():
         if _type(name) is not str or name not in methods:
             continue  # data, a class, or nothing of the class's: the object's own business
+        # Only a trusted function (also bound, or in a partial), a C extension object's own method
+        # (_delegates) or a genuine mock (a test's own `patch.object`) may stand there: anything else
+        # answers what the program chose (a bound method of a built-in value, `(0).__and__`; a
+        # staticmethod over a partial of `next`, an lru_cache: red-team round 23), or runs the
+        # program's code.
+        # (What the wrappers hold, bound or given, is walked in turn: _held_by_callable.)
         func, _ = _unwrap(value)
         if _type(func) is _FUNCTION:
             replaced = not is_trusted(func.__code__)
-        else:  # a builtin bound method (`(0).__and__`), a partial of one: answers the program chose
-            replaced = _type(value) in _BOUND_CALLABLES and not _delegates(name, value)
+        else:
+            replaced = not (_delegates(name, value) or _genuine_mock(_type(value), is_trusted))
         if replaced:
             return (f"a {_QUALNAME(kind)} whose {name} is the program's (set on the object over its "
                     "class's method)")
@@ -775,14 +831,29 @@ def _delegates(name: str, value: object) -> bool:
     if owner is None:
         return False
     func, kind = (value if _type(value) is _BUILTIN_METHOD else _METHOD_FUNC(value)), _type(owner)
-    if _BUILTIN_NAME(func) != name or kind in _BUILT_IN_TYPES or kind is _MODULE_TYPE:
+    if _BUILTIN_NAME(func) != name or _id(kind) in _BUILT_IN_TYPES or kind is _MODULE_TYPE:
         return False
-    held = _next((_CLASS_DICT(klass)[name] for klass in _MRO(kind) if name in _CLASS_DICT(klass)), None)
+    held = _layout(kind)[3].get(name)
     held_kind = _type(held)
     if _QUALNAME(held_kind) == "instancemethod" and _MODULE(held_kind) == "builtins" and not (
             _FLAGS(held_kind) & _HEAP_TYPE):  # pybind11's methods: CPython's instancemethod(C function)
-        return _CLASS_DICT(held_kind)["__func__"].__get__(held, held_kind) is func
+        return _namespace(held_kind)["__func__"].__get__(held, held_kind) is func
     return _type(value) is _BUILTIN_METHOD and _type(held) is _METHOD_DESCRIPTOR
+
+
+def _held_by_callable(item: object, kind: type) -> list:
+    """What a bound method, partial, staticmethod or classmethod (exact types: _CALL_HOLDERS) calls,
+    and what it calls it with, read through their own C-level attributes: a method of a library
+    object's that the program replaced with a trusted function bound to, or given, an always-equal
+    object answers with that object (red-team round 23)."""
+    if kind is _BUILTIN_METHOD:
+        owner = _BUILTIN_SELF(item)
+        return [] if _type(owner) is _MODULE_TYPE else [owner]
+    if kind is _METHOD:
+        return [_METHOD_FUNC(item), _METHOD_SELF(item)]
+    if kind is _PARTIAL:
+        return [_PARTIAL_FUNC(item), _PARTIAL_ARGS(item), _PARTIAL_KEYWORDS(item)]
+    return [_HOLDER_READ[_id(kind)](item)]  # staticmethod, classmethod
 
 
 def _c_method_owner(value: object) -> object | None:
@@ -798,14 +869,16 @@ def _c_method_owner(value: object) -> object | None:
 
 
 _METHOD_FUNC, _METHOD_SELF = types.MethodType.__func__.__get__, types.MethodType.__self__.__get__
-_BUILT_IN_TYPES = frozenset(kind for kind in vars(builtins).values() if _type(kind) is type)
+_PARTIAL_FUNC, _PARTIAL_ARGS = functools.partial.func.__get__, functools.partial.args.__get__
+_PARTIAL_KEYWORDS = functools.partial.keywords.__get__
+_CALL_HOLDERS = _ids((types.BuiltinMethodType, types.MethodType, functools.partial, staticmethod,
+                      classmethod))
+_BUILT_IN_TYPES = _ids(kind for kind in vars(builtins).values() if _type(kind) is type)
 _MEMBER = types.MemberDescriptorType
 # What a class holds as a method, and the callables other than functions an object can be given over
 # one (a genuine mock, the tests' own patch, is none of these).
-_METHODS = frozenset({types.FunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
-                      types.BuiltinFunctionType, types.ClassMethodDescriptorType, classmethod, staticmethod})
-_BOUND_CALLABLES = frozenset({types.BuiltinMethodType, types.MethodWrapperType, types.MethodType,
-                              functools.partial})
+_METHODS = _ids({types.FunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
+                 types.BuiltinFunctionType, types.ClassMethodDescriptorType, classmethod, staticmethod})
 
 
 # pandas' containers whose cells the tests compare, by name and the module whose class statement makes
@@ -833,14 +906,14 @@ def _maker(klass: type, is_trusted: Callable[[types.CodeType], bool]) -> str | N
     class of the program's: its functions are untrusted, and a library function it copies belongs to a
     module where its name is another class)."""
     name = _QUALNAME(klass)
-    for attr in _CLASS_DICT(klass).values():
+    for attr in _namespace(klass).values():
         func, _ = _unwrap(attr)
         # (Not a method dataclasses wrote: trusted for what it does, it has the globals of whichever
         # module the class names as its own, the program's class's too.)
         if _type(func) is _FUNCTION and is_trusted(func.__code__) and func.__code__.co_filename != "<string>":
             space = func.__globals__  # (a decorator's wrapper has its own module's: look further)
-            if _type(space) is _DICT and space.get(name) is klass:
-                module = space.get("__name__")
+            if _str_get(space, name) is klass:
+                module = _str_get(space, "__name__")
                 return module if _type(module) is str else None
     return None
 
@@ -875,3 +948,26 @@ _CATEGORICAL_MODULE = "pandas.core.dtypes.dtypes"
 
 
 _CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, whatever its metaclass says
+
+
+def _str_keyed(space) -> bool:
+    """Whether every key of a dict (or a class's mappingproxy) is an exact str: counted in C, with no
+    key's `__hash__` or `__eq__` run."""
+    return _sum(_map(_is, _map(_type, space), _repeat(str))) == _len(space)
+
+
+def _namespace(klass: type):
+    """`klass`'s own namespace (read through type's own descriptor, whatever its metaclass says) with
+    exact-str keys only: its mappingproxy, or a copy without the other keys. A key of the program's
+    there runs its `__hash__` or `__eq__` at any lookup of a name with the same hash, or any set
+    membership test of it; a class holding one is refused where the walk meets it (_class_facts)."""
+    space = _CLASS_DICT(klass)
+    if _str_keyed(space):
+        return space
+    return {name: attr for name, attr in space.items() if _type(name) is str}
+
+
+def _str_get(space: object, key: str, default: object = None) -> object:
+    """`space.get(key, default)` for a dict whose keys are all exact strs (a module's namespace, an
+    instance's `__dict__`, both the program's to add any key to); `default` for anything else."""
+    return space.get(key, default) if _type(space) is _DICT and _str_keyed(space) else default
