@@ -549,6 +549,17 @@ def test_values_whose_comparison_is_the_programs_cannot_pass_a_unittest(pool, at
     assert_pool_healthy(pool)
 
 
+def test_a_generator_held_by_a_library_object_cannot_pass_a_unittest(pool):
+    # What a generator yields is made as the test takes it: refused inside library objects too (an
+    # argparse Namespace; an animation over a generator function of frames is then refused as well).
+    program = (EQ_CLASS + "import argparse\ndef add(a, b):\n"
+               "    return argparse.Namespace(items=(Anything() for _ in range(3)))\n")
+    test = ("import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+            "        self.assertEqual(list(add(1, 2).items), [3, 3, 3])\n")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.ERROR and "a generator inside the value" in verdict.message, verdict
+
+
 def test_a_class_holding_a_name_that_is_not_a_str_cannot_pass_a_unittest(pool):
     # Any lookup on such a class compares the key with the name looked up when their hashes meet: the
     # program's `__eq__` would run in the checks (round 23).

@@ -421,14 +421,6 @@ LIBRARY_RESULTS = {
         "        return app.config['GREETING']\n    return app\n",
         "app = task_func()\nself.assertEqual(app.config['GREETING'], 'hi')\n"
         "self.assertIn('/hello', [rule.rule for rule in app.url_map.iter_rules()])\n"),
-    # Round 23: an animation over a generator function of frames holds the generator it advances.
-    "an animation over a generator of frames": (
-        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
-        "from matplotlib.animation import FuncAnimation\ndef task_func():\n    fig, ax = plt.subplots()\n"
-        "    line, = ax.plot([], [])\n    def frames():\n        for i in range(3):\n            yield i\n"
-        "    def update(i):\n        line.set_data([0, i], [0, i])\n        return line,\n"
-        "    return FuncAnimation(fig, update, frames=frames, save_count=3)\n",
-        "self.assertEqual(type(task_func()).__name__, 'FuncAnimation')\n"),
     # Round 23: copyreg caches TarInfo's slot names on the class when tar.add copies one.
     "a tar archive built with tar.add": (
         "import os, tarfile, tempfile\ndef task_func():\n    where = tempfile.mkdtemp()\n"

@@ -137,13 +137,7 @@ def foreign_answerer(
             if known.program_method:
                 return (f"a {_QUALNAME(kind)} whose {known.program_method} is the program's (a test reading "
                         "it runs the program's code)")
-            state = _instance_state(item, kind, known.layout)
-            if known.library:
-                # A generator a library object holds is its callback's, as a function it holds is
-                # (matplotlib's FuncAnimation over a generator function of frames): the library
-                # advances it, and what it yields is the program's code's as a callback's return is.
-                state = [held for held in state if _type(held) is not _GENERATOR]
-            todo.extend(state)
+            todo.extend(_instance_state(item, kind, known.layout))
         elif shape is _AS_ARRAY:
             if detail is None:
                 return (f"a {_QUALNAME(kind)}, a subclass of numpy's ndarray that numpy did not make (its "
@@ -204,7 +198,6 @@ class _ClassFacts(typing.NamedTuple):
     layout: tuple  # where instances keep their state, and the class's methods (_layout)
     shape: tuple  # (how the walk reads an instance, what it needs for that): _shape
     heap: bool  # a Python class (made by a class statement or type(), not in C)
-    library: bool  # made by trusted modules only: no class of its MRO is the program's
 
 
 def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
@@ -213,7 +206,7 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
             refused = (f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)} holds a name that is not a str (a "
                        "lookup on it runs the program's code)")
             return _ClassFacts(refused, False, None, None, [], None, ([], None, {}, {}), (_AS_NOTHING, None),
-                               False, False)
+                               False)
     own = _program_classes(kind, is_trusted)
     comparison = None
     if not _genuine_mock(kind, is_trusted):
@@ -228,7 +221,6 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
         layout=_layout(kind),
         shape=_shape(kind, is_trusted, libraries),
         heap=_FLAGS(kind) & _HEAP_TYPE != 0,
-        library=not own,
     )
 
 
