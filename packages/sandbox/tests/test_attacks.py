@@ -533,6 +533,10 @@ ANSWERING_RETURNS = {
         EQ_CLASS + "import argparse, functools, itertools\ndef add(a, b):\n"
         "    parser = argparse.ArgumentParser()\n    parser.format_usage = staticmethod(functools.partial(\n"
         "        next, itertools.repeat(Anything())))\n    return parser\n", "format_usage"),
+    "a SimpleQueue's get set over a library object's get": (
+        EQ_CLASS + "import configparser, queue\ndef add(a, b):\n    parser = configparser.ConfigParser()\n"
+        "    answers = queue.SimpleQueue()\n    answers.put(Anything())\n    parser.get = answers.get\n"
+        "    return parser\n", "whose get"),
     "an lru_cache set over a method": (
         EQ_CLASS + "import argparse, functools\ndef add(a, b):\n    parser = argparse.ArgumentParser()\n"
         "    parser.format_usage = functools.lru_cache(None)(lambda *args: Anything())\n    return parser\n",

@@ -814,23 +814,21 @@ def _method_set_on_instance(
 
 def _delegates(name: str, value: object) -> bool:
     """Whether `value`, set on an object over its class's method `name`, is the method of that name of
-    an object of a compiled extension's class, bound as that class binds it: what matplotlib's
-    RendererAgg does for its drawing methods (`self.draw_path = self._renderer.draw_path`, pybind11).
-    It answers as that class's own code does, from what its object holds, which the walk looks at in
-    turn (_c_method_owner). A method of a built-in value (`(0).__and__`), of another name, or a C
-    function bound to an object whose class does not hold it, answers what the program chose."""
-    owner = _c_method_owner(value)
-    if owner is None:
+    a pybind11 extension object, bound as its class binds it (CPython's instancemethod over the same C
+    function): what matplotlib's RendererAgg does for its drawing methods (`self.draw_path =
+    self._renderer.draw_path`). A built-in method of any other C object is not: a C type's state is out
+    of the walk's sight (a `queue.SimpleQueue`'s `get` set over a library object's `get` answers with
+    whatever the program put in the queue), nor is a method of another name."""
+    if _type(value) is not _METHOD or _type(_METHOD_FUNC(value)) is not _BUILTIN_METHOD:
         return False
-    func, kind = (value if _type(value) is _BUILTIN_METHOD else _METHOD_FUNC(value)), _type(owner)
+    func, kind = _METHOD_FUNC(value), _type(_METHOD_SELF(value))
     if _BUILTIN_NAME(func) != name or _id(kind) in _BUILT_IN_TYPES or kind is _MODULE_TYPE:
         return False
     held = _layout(kind)[3].get(name)
     held_kind = _type(held)
-    if _QUALNAME(held_kind) == "instancemethod" and _MODULE(held_kind) == "builtins" and not (
-            _FLAGS(held_kind) & _HEAP_TYPE):  # pybind11's methods: CPython's instancemethod(C function)
-        return _namespace(held_kind)["__func__"].__get__(held, held_kind) is func
-    return _type(value) is _BUILTIN_METHOD and _type(held) is _METHOD_DESCRIPTOR
+    return (_QUALNAME(held_kind) == "instancemethod" and _MODULE(held_kind) == "builtins"
+            and not _FLAGS(held_kind) & _HEAP_TYPE
+            and _namespace(held_kind)["__func__"].__get__(held, held_kind) is func)
 
 
 def _held_by_callable(item: object, kind: type) -> list:
@@ -846,18 +844,6 @@ def _held_by_callable(item: object, kind: type) -> list:
     if kind is _PARTIAL:
         return [_PARTIAL_FUNC(item), _PARTIAL_ARGS(item), _PARTIAL_KEYWORDS(item)]
     return [_HOLDER_READ[_id(kind)](item)]  # staticmethod, classmethod
-
-
-def _c_method_owner(value: object) -> object | None:
-    """The object a C function is bound to: a built-in method's `__self__` (a module's functions
-    aside), or a bound method's whose function is a C function; None for anything else."""
-    kind = _type(value)
-    if kind is _BUILTIN_METHOD:
-        owner = _BUILTIN_SELF(value)
-        return None if _type(owner) is _MODULE_TYPE else owner
-    if kind is _METHOD and _type(_METHOD_FUNC(value)) is _BUILTIN_METHOD:
-        return _METHOD_SELF(value)
-    return None
 
 
 _METHOD_FUNC, _METHOD_SELF = types.MethodType.__func__.__get__, types.MethodType.__self__.__get__
