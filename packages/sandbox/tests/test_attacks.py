@@ -524,7 +524,7 @@ ANSWERING_RETURNS = {
     "an object array's tolist set on a Series": (
         EQ_CLASS + "import numpy as np, pandas as pd\ndef add(a, b):\n    series = pd.Series([0])\n"
         "    series.tolist = np.array([Anything()], dtype=object).tolist\n    return series\n",
-        "Anything.__eq__"),
+        "whose tolist"),
     "a library function bound to an always-equal object, set over a method": (
         EQ_CLASS + "import argparse, copy, types\ndef add(a, b):\n    parser = argparse.ArgumentParser()\n"
         "    parser.format_usage = types.MethodType(copy.copy, Anything())\n    return parser\n",
@@ -533,6 +533,24 @@ ANSWERING_RETURNS = {
         EQ_CLASS + "import argparse, functools, itertools\ndef add(a, b):\n"
         "    parser = argparse.ArgumentParser()\n    parser.format_usage = staticmethod(functools.partial(\n"
         "        next, itertools.repeat(Anything())))\n    return parser\n", "format_usage"),
+    # Round 24: pandas internals the walk's pandas reads went through, state only C code shows.
+    "an Index whose cached dtype hides always-equal cells": (
+        EQ_CLASS + "    __hash__ = object.__hash__\nimport numpy as np, pandas as pd\ndef add(a, b):\n"
+        "    index = pd.Index([Anything()], dtype=object)\n    index._cache['dtype'] = np.dtype('int64')\n"
+        "    return index\n", "Anything.__eq__"),
+    "an ElementTree element's text": (
+        EQ_CLASS + "import xml.etree.ElementTree as ET\ndef add(a, b):\n    element = ET.Element('r')\n"
+        "    element.text = Anything()\n    return element\n", "Anything.__eq__"),
+    "a datetime's tzinfo": (
+        "import datetime\nclass Zone(datetime.tzinfo):\n    def utcoffset(self, dt):\n"
+        "        return datetime.timedelta(0)\n    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = object.__hash__\ndef add(a, b):\n"
+        "    return datetime.datetime(2020, 1, 1, tzinfo=Zone())\n", "Zone.__eq__"),
+    "a slice's bound": (
+        EQ_CLASS + "def add(a, b):\n    return slice(0, Anything())\n", "Anything.__eq__"),
+    "an always-equal str held by a raised exception": (
+        "class Text(str):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n"
+        "def add(a, b):\n    raise ValueError(Text('x'))\n", "Text.__eq__"),
     "a SimpleQueue's get set over a library object's get": (
         EQ_CLASS + "import configparser, queue\ndef add(a, b):\n    parser = configparser.ConfigParser()\n"
         "    answers = queue.SimpleQueue()\n    answers.put(Anything())\n    parser.get = answers.get\n"
@@ -562,6 +580,27 @@ def test_a_generator_held_by_a_library_object_cannot_pass_a_unittest(pool):
             "        self.assertEqual(list(add(1, 2).items), [3, 3, 3])\n")
     verdict = pool.run(UnittestJob(program=program, test=test))
     assert verdict.status is Status.ERROR and "a generator inside the value" in verdict.message, verdict
+
+
+def test_what_the_walk_cannot_read_cannot_pass_a_unittest(pool):
+    # Round 24: a Series whose data manager is the program's (the walk's own pandas reads ran it); a
+    # str subclass named like a method, in an object's `__dict__`, is found by attribute lookup (which
+    # compares with its `__eq__`) but was not by the check of methods set on objects; a SimpleQueue's
+    # items show only by taking them.
+    for program, finding in (
+            (EQ_CLASS + "import numpy as np, pandas as pd\nBase = type(pd.Series([0])._mgr)\n"
+             "class Manager(Base):\n    __slots__ = ()\n    def internal_values(self):\n"
+             "        return np.array([Anything()], dtype=object)\ndef add(a, b):\n"
+             "    series = pd.Series([0])\n    held = series._mgr\n"
+             "    object.__setattr__(series, '_mgr', Manager(held.blocks[0], held.axes[0]))\n"
+             "    return series\n", "whose data manager pandas did not make"),
+            (EQ_CLASS + "class Name(str):\n    pass\nimport pandas as pd\ndef add(a, b):\n"
+             "    series = pd.Series([0])\n    vars(series)[Name('tolist')] = lambda: [Anything()]\n"
+             "    return series\n", "a name that is not an exact str"),
+            (EQ_CLASS + "import queue\ndef add(a, b):\n    answers = queue.SimpleQueue()\n"
+             "    answers.put(Anything())\n    return answers\n", "items cannot be read")):
+        verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+        assert verdict.status is Status.ERROR and finding in verdict.message, verdict
 
 
 def test_a_class_holding_a_name_that_is_not_a_str_cannot_pass_a_unittest(pool):

@@ -16,6 +16,7 @@ import inspect
 import itertools
 import opcode
 import operator
+import queue
 import sys
 import types
 import typing
@@ -46,6 +47,8 @@ one in 2-5 µs here."""
 _type, _id, _issubclass, _list, _set, _len = builtins.type, builtins.id, builtins.issubclass, \
     builtins.list, builtins.set, builtins.len
 _any, _map, _next, _enumerate = builtins.any, builtins.map, builtins.next, builtins.enumerate
+_all = builtins.all
+_starts = str.startswith
 _dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.__getattribute__
 _MRO = type.__dict__["__mro__"].__get__
 _QUALNAME = type.__dict__["__qualname__"].__get__
@@ -104,7 +107,8 @@ def foreign_answerer(
         culprit = (known.answering
                    or (known.maybe_permissive and _permissive_library_value(item, kind))
                    or known.comparison
-                   or (known.layout[2] and _method_set_on_instance(item, kind, is_trusted, known.layout))
+                   or (known.layout[1] is not None
+                       and _method_set_on_instance(item, kind, is_trusted, known.layout))
                    or known.special)
         if culprit:
             return culprit
@@ -167,13 +171,45 @@ def foreign_answerer(
             if not detail:
                 return (f"a {_QUALNAME(kind)}, a subclass of a pandas container that pandas did not make "
                         "(its own attributes decide what pandas' comparisons read)")
-            foreign = _foreign_dtype(item, detail, is_trusted, libraries[1])
+            own = _instance_dict(item, kind, known.layout)
+            internal = _foreign_internals(own, detail, is_trusted)
+            if internal:
+                return (f"a pandas {detail} whose {internal} pandas did not make (pandas' own code, reading "
+                        "the container, would run it)")
+            foreign = _foreign_dtype(own, detail, is_trusted, libraries[1])
             if foreign:
                 return (f"a pandas {detail} holding a {foreign}, an array type pandas did not make (its "
                         "code answers what pandas reads)")
-            _push(todo, _pandas_cells(item, detail, is_trusted))
+            _push(todo, _pandas_cells(item, own, detail, is_trusted))
+            # What pandas cached for an Index (its dtype, levels, flags: the program's to set too, and
+            # pandas hands them out), bar the lookup engine, a C object of pandas' own.
+            cache = own.get("_cache")
+            if _type(cache) is _DICT and _str_keyed(cache):
+                engine = cache.get("_engine")
+                if engine is not None and not _pandas_made(_type(engine), is_trusted):
+                    return f"a pandas {detail} whose lookup engine pandas did not make"
+                for name, value in cache.items():
+                    if name == "_engine":
+                        continue
+                    if _library_class(_type(value), _EXTENSION_ARRAY_MODULES, ("ExtensionArray",)) is None:
+                        todo.append(value)
+                    elif _pandas_made(_type(value), is_trusted):  # (`array`: the Index's own, cached)
+                        _push(todo, _list(value))
+                    else:
+                        return f"a pandas {detail} whose cached {name} is an array type pandas did not make"
+            elif cache is not None:
+                return f"a pandas {detail} whose cache is no plain dict with names for keys"
         elif shape is _AS_CALL_HOLDER:
             todo.extend(_held_by_callable(item, kind))  # what a bound method or partial calls with
+        elif shape is _AS_WEAK_REFERENCE:
+            todo.append(_WEAKREF_CALL(item))  # the object referred to (None once it is gone)
+        elif shape is _AS_HIDDEN_ITEMS:
+            return f"a {_QUALNAME(kind)}, whose items cannot be read without taking them"
+        if known.reducer is not None:
+            # What a C type keeps out of `__dict__` and slots, as its own C `__reduce__` or
+            # `__getstate__` states it: an exception's args, a datetime's tzinfo, a slice's bounds,
+            # an ElementTree element's text, attributes and children (red-team round 23).
+            _push(todo, _c_state(item, known.reducer))
     # A weakref proxy compares as the object behind it, which no C-level attribute shows: allowed only
     # where that object is part of the value, so the walk has looked at it (Flask's JSON provider holds
     # a proxy of its app). weakref.getweakrefs reads an object's weak references in C.
@@ -198,6 +234,7 @@ class _ClassFacts(typing.NamedTuple):
     layout: tuple  # where instances keep their state, and the class's methods (_layout)
     shape: tuple  # (how the walk reads an instance, what it needs for that): _shape
     heap: bool  # a Python class (made by a class statement or type(), not in C)
+    reducer: object  # the C `__reduce__` or `__getstate__` stating a C type's state (_c_reducer), or None
 
 
 def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
@@ -206,8 +243,9 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
             refused = (f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)} holds a name that is not a str (a "
                        "lookup on it runs the program's code)")
             return _ClassFacts(refused, False, None, None, [], None, ([], None, {}, {}), (_AS_NOTHING, None),
-                               False)
+                               False, None)
     own = _program_classes(kind, is_trusted)
+    shape = _shape(kind, is_trusted, libraries)
     comparison = None
     if not _genuine_mock(kind, is_trusted):
         comparison = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
@@ -219,8 +257,9 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
         class_data=_class_data(own),
         program_method=_program_method(kind, is_trusted) if _FLAGS(kind) & _HEAP_TYPE else None,
         layout=_layout(kind),
-        shape=_shape(kind, is_trusted, libraries),
+        shape=shape,
         heap=_FLAGS(kind) & _HEAP_TYPE != 0,
+        reducer=_c_reducer(kind) if shape[0] in (_AS_INSTANCE, _AS_NOTHING) else None,
     )
 
 
@@ -228,7 +267,8 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
 _AS_DICT, _AS_SEQUENCE, _AS_ITERATOR, _AS_GENERATOR = "dict", "sequence", "iterator", "generator"
 _AS_WEAK_PROXY, _AS_MAPPING_PROXY, _AS_EXTENSION_ARRAY = "weak proxy", "mapping proxy", "extension array"
 _AS_DELEGATING, _AS_PANDAS, _AS_ARRAY, _AS_INSTANCE = "delegating", "pandas", "array", "instance"
-_AS_CALL_HOLDER, _AS_NOTHING = "call holder", "nothing"
+_AS_CALL_HOLDER, _AS_WEAK_REFERENCE, _AS_HIDDEN_ITEMS = "call holder", "weak reference", "hidden items"
+_AS_NOTHING = "nothing"
 
 
 def _shape(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> tuple:
@@ -265,6 +305,10 @@ def _shape(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: 
     if base is not None:
         foreign = _foreign_subclass(kind, _numpy_ndarray(kind) or ndarray, "numpy.", is_trusted)
         return _AS_ARRAY, None if foreign else base
+    if _any(_id(klass) in _WEAK_REFERENCES for klass in _MRO(kind)):
+        return _AS_WEAK_REFERENCE, None  # (weakref.WeakMethod's and the program's subclasses too)
+    if _any(_id(klass) in _HIDDEN_ITEMS for klass in _MRO(kind)):
+        return _AS_HIDDEN_ITEMS, None
     if kind is _NAMESPACE or _FLAGS(kind) & _HEAP_TYPE:
         return _AS_INSTANCE, None
     if _id(kind) in _CALL_HOLDERS:
@@ -345,21 +389,101 @@ def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool]) ->
     return None
 
 
-def _foreign_dtype(item: object, name: str, is_trusted: Callable[[types.CodeType], bool],
+def _foreign_internals(own: dict | None, name: str,
+                       is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+    """What in a pandas container's own `__dict__` (`own`) pandas' code would run that pandas did not
+    make: the data manager of a Series or DataFrame and its blocks, an Index's levels (red-team round
+    23: a manager of the program's handed `tolist()` always-equal objects, and its `arrays` property
+    rewrote the value during the walk's own read). Read from the dict, never as attributes; `own` must
+    have exact-str keys. A name, or None when all is pandas'."""
+    if own is None or not _str_keyed(own):
+        return "instance namespace"
+    if name in ("Series", "DataFrame"):
+        manager = own.get("_mgr")
+        if not _pandas_made(_type(manager), is_trusted):
+            return "data manager"
+        blocks = _object_getattribute(manager, "blocks")
+        if _type(blocks) is not tuple or not _all(_pandas_made(_type(block), is_trusted) for block in blocks):
+            return "blocks"
+    elif "_levels" in own:  # a MultiIndex
+        levels = own.get("_levels")
+        if not _pandas_made(_type(levels), is_trusted):
+            return "levels"
+    return None
+
+
+def _pandas_made(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether every class in `kind`'s MRO is pandas' (a Python class a pandas module made, or a C type
+    of a pandas extension module) or a built-in type."""
+    for klass in _MRO(kind):
+        if klass is _OBJECT:
+            continue
+        if _FLAGS(klass) & _HEAP_TYPE and not _compiled(klass):
+            if not (_made_in(klass, "pandas.", is_trusted) or _data_only(klass)):
+                return False
+        elif not (_starts(_MODULE(klass), "pandas.") or _id(klass) in _BUILT_IN_TYPES):
+            return False  # (a C type: pandas' own, or a built-in one FrozenList derives from)
+    return True
+
+
+def _data_only(klass: type) -> bool:
+    """Whether a class's namespace holds plain data only (numbers, strings, None, tuples of strings,
+    annotations: pandas' DatetimeLikeBlock sets flags and `__slots__`, and has no function that would
+    show who made it): such a class adds no code to what its bases, checked in turn, run."""
+    for name, value in _namespace(klass).items():
+        kind = _type(value)
+        if name == "__annotations__" or _id(kind) in _PLAIN_IDS:
+            continue  # (annotations are read by type checkers, not by pandas)
+        if kind is tuple:
+            if not _all(_type(part) is str for part in value):
+                return False
+        elif not (kind is _GETSET or kind is _MEMBER) or _OBJCLASS[_id(kind)](value) is not klass:
+            return False  # (its own `__dict__`/`__weakref__` getsets and slot members are fine)
+    return True
+
+
+def _compiled(klass: type) -> bool:
+    """Whether a class was made by compiled code (Cython's heap types, pandas' among them), not by a
+    class statement: its namespace holds a C-level attribute of its own that no class statement can
+    make (a method or slot descriptor, or a getset other than `__dict__`/`__weakref__`, whose
+    `__objclass__` is the class itself; a C `__new__` bound to it)."""
+    for name, attr in _namespace(klass).items():
+        kind = _type(attr)
+        if kind is _METHOD_DESCRIPTOR or kind is _SLOT_WRAPPER or (
+                kind is _GETSET and name != "__dict__" and name != "__weakref__"):
+            if _OBJCLASS[_id(kind)](attr) is klass:
+                return True
+        elif name == "__new__" and kind is _BUILTIN_METHOD and _BUILTIN_SELF(attr) is klass:
+            return True
+    return False
+
+
+def _pandas_arrays(own: dict, name: str) -> list:
+    """The arrays a pandas container (its own `__dict__`, vetted by _foreign_internals) holds: its
+    blocks' values, or an Index's `_data` (each level's, for a MultiIndex)."""
+    if name in ("Series", "DataFrame"):
+        blocks = _object_getattribute(own["_mgr"], "blocks")
+        return [_object_getattribute(block, "values") for block in blocks]
+    if "_levels" in own:
+        spaces = [_instance_dict_of(level) for level in own["_levels"]]
+        return [space["_data"] for space in spaces if _type(space) is _DICT and _str_keyed(space)
+                and "_data" in space]
+    return [own["_data"]] if "_data" in own else []  # (a RangeIndex holds a range)
+
+
+def _instance_dict_of(item: object) -> dict | None:
+    kind = _type(item)
+    return _instance_dict(item, kind, _layout(kind))
+
+
+def _foreign_dtype(own: dict, name: str, is_trusted: Callable[[types.CodeType], bool],
                    known_arrays: frozenset = frozenset()) -> str | None:
-    """The class of an array type in a pandas container that neither numpy (C) nor pandas made: a
-    pandas ExtensionArray of the program's, whose `dtype` and methods are its code. `known_arrays`:
-    the ExtensionArray classes that existed before the program ran (library_types), pandas' nullable
-    ones among them (IntegerArray defines no function of its own that would show who made it)."""
-    if name == "DataFrame":
-        arrays = _list(item._mgr.arrays)
-    elif name == "Series":
-        arrays = [item.array]
-    elif _in_mro(_type(item), "MultiIndex", _MULTI_INDEX_MODULE, is_trusted):
-        arrays = [level._data for level in item.levels]  # (a MultiIndex has no array of its own)
-    else:
-        arrays = [item._data]
-    for array in arrays:
+    """The class of an array type in a pandas container (its own `__dict__`, vetted by
+    _foreign_internals) that neither numpy (C) nor pandas made: a pandas ExtensionArray of the
+    program's, whose `dtype` and methods are its code. `known_arrays`: the ExtensionArray classes that
+    existed before the program ran (library_types), pandas' nullable ones among them (IntegerArray
+    defines no function of its own that would show who made it)."""
+    for array in _pandas_arrays(own, name):
         kind = _type(array)
         if _numpy_ndarray(kind) is not None and not _FLAGS(kind) & _HEAP_TYPE:
             continue
@@ -371,9 +495,10 @@ def _foreign_dtype(item: object, name: str, is_trusted: Callable[[types.CodeType
 
 _MULTI_INDEX_MODULE = "pandas.core.indexes.multi"
 # What pandas containers keep in their `__dict__` that the walk reads as their cells (_pandas_cells,
-# _foreign_dtype) or that pandas derives from them (caches, engines): not walked a second time as
-# plain state, where pandas' own extension arrays would be refused as values.
-_PANDAS_INTERNALS = ("_mgr", "_data", "_cache", "_item_cache", "_references", "_id")
+# _foreign_dtype, after _foreign_internals): not walked a second time as plain state, where pandas'
+# own extension arrays would be refused as values. (Their caches are walked: the program can put
+# anything there, and pandas hands it out.)
+_PANDAS_INTERNALS = ("_mgr", "_data", "_references", "_id", "_cache")
 
 
 def _in_mro(kind: type, name: str, module: str, is_trusted: Callable[[types.CodeType], bool]) -> bool:
@@ -582,6 +707,9 @@ _CALL_WRAPPERS = {_id(functools.partial): functools.partial.func.__get__,
                   _id(types.MethodType): types.MethodType.__func__.__get__}
 _SLOT_WRAPPER, _METHOD_DESCRIPTOR = types.WrapperDescriptorType, types.MethodDescriptorType
 _DESCRIPTOR_NAME = {kind: kind.__dict__["__name__"].__get__ for kind in (_SLOT_WRAPPER, _METHOD_DESCRIPTOR)}
+_OBJCLASS = {_id(kind): kind.__dict__["__objclass__"].__get__
+             for kind in (_SLOT_WRAPPER, _METHOD_DESCRIPTOR, types.GetSetDescriptorType,
+                          types.MemberDescriptorType)}
 _GETSET = types.GetSetDescriptorType
 _CO_VARARGS = inspect.CO_VARARGS
 _LOAD_LOCAL = frozenset(opcode.opmap[op] for op in ("LOAD_FAST", "LOAD_FAST_CHECK") if op in opcode.opmap)
@@ -790,7 +918,13 @@ def _method_set_on_instance(
     layout = _layout(kind) if layout is None else layout
     methods = layout[2]
     own = _instance_dict(item, kind, layout)
-    if not own or not methods:
+    if not own:
+        return None
+    if not _str_keyed(own):
+        # A str subclass (or any other key) equal to an attribute's name is found by attribute lookup,
+        # which compares with its `__eq__`: over a method it went unseen here (red-team round 23).
+        return f"a {_QUALNAME(kind)} whose attributes include a name that is not an exact str"
+    if not methods:
         return None
     for name, value in own.items():
         if _type(name) is not str or name not in methods:
@@ -831,6 +965,34 @@ def _delegates(name: str, value: object) -> bool:
             and _namespace(held_kind)["__func__"].__get__(held, held_kind) is func)
 
 
+def _c_reducer(kind: type) -> object | None:
+    """The C-level `__reduce__` (or else `__getstate__`) of the first class in `kind`'s MRO that
+    defines one as a method descriptor of its own (`object`'s aside): what a C type says it holds."""
+    for klass in _MRO(kind):
+        if klass is _OBJECT:
+            return None
+        space = _namespace(klass)
+        for name in ("__reduce__", "__getstate__"):
+            attr = space.get(name)
+            if _type(attr) is _METHOD_DESCRIPTOR and _OBJCLASS[_id(_METHOD_DESCRIPTOR)](attr) is klass:
+                return attr
+    return None
+
+
+def _c_state(item: object, reducer: object) -> list:
+    """What `reducer` (_c_reducer) states `item` holds: the parts of what it returns (a tuple or a
+    dict's values); nothing where it refuses the object."""
+    try:
+        state = reducer(item)
+    except Exception:  # C code refusing this object (an unpicklable one): nothing stated
+        return []
+    if _type(state) is tuple:
+        return _list(state[1:])  # (the first is the class or function that rebuilds it)
+    if _type(state) is _DICT:
+        return _list(_dict_values(state))
+    return [state]
+
+
 def _held_by_callable(item: object, kind: type) -> list:
     """What a bound method, partial, staticmethod or classmethod (exact types: _CALL_HOLDERS) calls,
     and what it calls it with, read through their own C-level attributes: a method of a library
@@ -849,6 +1011,9 @@ def _held_by_callable(item: object, kind: type) -> list:
 _METHOD_FUNC, _METHOD_SELF = types.MethodType.__func__.__get__, types.MethodType.__self__.__get__
 _PARTIAL_FUNC, _PARTIAL_ARGS = functools.partial.func.__get__, functools.partial.args.__get__
 _PARTIAL_KEYWORDS = functools.partial.keywords.__get__
+_WEAK_REFERENCES, _WEAKREF_CALL = _ids((weakref.ref,)), weakref.ref.__call__
+# C types holding items that only taking them shows (a queue.SimpleQueue).
+_HIDDEN_ITEMS = _ids((queue.SimpleQueue,))
 _CALL_HOLDERS = _ids((types.BuiltinMethodType, types.MethodType, functools.partial, staticmethod,
                       classmethod))
 _BUILT_IN_TYPES = _ids(kind for kind in vars(builtins).values() if _type(kind) is type)
@@ -896,10 +1061,18 @@ def _maker(klass: type, is_trusted: Callable[[types.CodeType], bool]) -> str | N
     return None
 
 
-def _pandas_cells(item: object, name: str, is_trusted: Callable[[types.CodeType], bool]) -> list:
-    """What a pandas container (pandas' own classes only, see _pandas_container) holds that the tests
-    compare: the cells of object columns, the categories of categorical ones, and a Series' or
-    DataFrame's labels (its index and columns, Index objects walked in turn)."""
+def _pandas_cells(item: object, own: dict, name: str, is_trusted: Callable[[types.CodeType], bool]) -> list:
+    """What a pandas container (pandas' own classes only, see _pandas_container; `own` its `__dict__`,
+    vetted by _foreign_internals) holds that the tests compare: the cells of object columns, the
+    categories of categorical ones, and a Series' or DataFrame's labels (its index and columns, Index
+    objects walked in turn). An Index's cells are read from its array, never through its cached
+    `dtype` (the program's to set: red-team round 23)."""
+    if name == "Index":
+        held = []
+        for array in _pandas_arrays(own, name):
+            base = _numpy_ndarray(_type(array))
+            held += _array_cells(array, base) if base is not None else _list(array)
+        return held
     if name == "DataFrame":
         dtypes = _list(item.dtypes)
         held = [v for i, dtype in _enumerate(dtypes) if dtype.kind == "O"
@@ -911,7 +1084,7 @@ def _pandas_cells(item: object, name: str, is_trusted: Callable[[types.CodeType]
     categories = _categories(dtype, is_trusted)
     if categories is not None:
         held.append(categories)
-    return [*held, item.index] if name == "Series" else held
+    return [*held, item.index]
 
 
 def _categories(dtype: object, is_trusted: Callable[[types.CodeType], bool]) -> object | None:
