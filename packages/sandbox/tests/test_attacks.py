@@ -551,6 +551,17 @@ ANSWERING_RETURNS = {
     "an always-equal str held by a raised exception": (
         "class Text(str):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n"
         "def add(a, b):\n    raise ValueError(Text('x'))\n", "Text.__eq__"),
+    # Round 25: a C reducer the walk called on a subclass ran the program's __getinitargs__ (hidden in an
+    # lru_cache); a block's cached dtype said int64 over object cells.
+    "a tzinfo whose __getinitargs__ is an lru_cache of the program's": (
+        "import datetime, functools\ndef initargs():\n    return ()\nclass Zone(datetime.tzinfo):\n"
+        "    __getinitargs__ = functools.lru_cache(None)(initargs)\ndef add(a, b):\n    return Zone()\n",
+        "Zone.__getinitargs__"),
+    "a Series block whose cached dtype hides always-equal cells": (
+        EQ_CLASS + "import numpy as np, pandas as pd\ndef add(a, b):\n"
+        "    series = pd.Series([Anything()], dtype=object)\n"
+        "    series._mgr.blocks[0]._cache = {'dtype': np.dtype('int64')}\n    return series\n",
+        "Anything.__eq__"),
     "a SimpleQueue's get set over a library object's get": (
         EQ_CLASS + "import configparser, queue\ndef add(a, b):\n    parser = configparser.ConfigParser()\n"
         "    answers = queue.SimpleQueue()\n    answers.put(Anything())\n    parser.get = answers.get\n"
@@ -591,6 +602,14 @@ def test_what_the_walk_cannot_read_cannot_pass_a_unittest(pool):
             (EQ_CLASS + "import numpy as np, pandas as pd\nBase = type(pd.Series([0])._mgr)\n"
              "class Manager(Base):\n    __slots__ = ()\n    def internal_values(self):\n"
              "        return np.array([Anything()], dtype=object)\ndef add(a, b):\n"
+             "    series = pd.Series([0])\n    held = series._mgr\n"
+             "    object.__setattr__(series, '_mgr', Manager(held.blocks[0], held.axes[0]))\n"
+             "    return series\n", "whose data manager pandas did not make"),
+            # Round 25: a class of the program's posing as compiled by copying its `__dict__` getset.
+            (EQ_CLASS + "import numpy as np, pandas as pd\nclass Posing:\n"
+             "    __module__ = 'pandas.core.internals.managers'\n    def internal_values(self):\n"
+             "        return np.array([Anything()], dtype=object)\nPosing._c = Posing.__dict__['__dict__']\n"
+             "class Manager(Posing, type(pd.Series([0])._mgr)):\n    pass\ndef add(a, b):\n"
              "    series = pd.Series([0])\n    held = series._mgr\n"
              "    object.__setattr__(series, '_mgr', Manager(held.blocks[0], held.axes[0]))\n"
              "    return series\n", "whose data manager pandas did not make"),
@@ -727,9 +746,11 @@ def test_a_value_too_large_to_walk_hides_nothing(pool):
     count = ("import unittest\nclass TestCount(unittest.TestCase):\n"
              f"    def test_count(self):\n        self.assertEqual(len(rows({n})), {n})\n")
     pairs = "def rows(n):\n    return [(i, str(i)) for i in range(n)]\n"
-    assert pool.run(UnittestJob(program=pairs, test=count)).status is Status.PASSED
+    # (Walking half a million objects takes a second or two, more on a loaded machine: a roomy limit.)
+    roomy = Limits(timeout_s=60)
+    assert pool.run(UnittestJob(program=pairs, test=count, limits=roomy)).status is Status.PASSED
     objects = "class Row:\n    __slots__ = ()\ndef rows(n):\n    return [Row() for _ in range(n)]\n"
-    verdict = pool.run(UnittestJob(program=objects, test=count))
+    verdict = pool.run(UnittestJob(program=objects, test=count, limits=roomy))
     assert verdict.status is Status.ERROR and "a value too large to check" in verdict.message, verdict
 
 

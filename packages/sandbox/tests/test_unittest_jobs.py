@@ -429,6 +429,17 @@ LIBRARY_RESULTS = {
         "        tar.add(os.path.join(where, 'a.txt'), arcname='a.txt')\n    return path\n",
         "import tarfile\nwith tarfile.open(task_func()) as tar:\n"
         "    self.assertEqual(tar.getnames(), ['a.txt'])\n"),
+    # Round 25: a Future holds a threading.Condition, which copies its lock's methods onto itself; a
+    # groupby on a string column keeps pandas' own string array inside.
+    "a future of a thread pool": (
+        "import concurrent.futures\ndef task_func():\n"
+        "    with concurrent.futures.ThreadPoolExecutor(2) as pool:\n"
+        "        future = pool.submit(sum, [1, 2])\n        future.result()\n    return future\n",
+        "self.assertEqual(task_func().result(), 3)\n"),
+    "a groupby on a string column": (
+        "import pandas as pd\ndef task_func():\n"
+        "    return pd.DataFrame({'k': ['a', 'b', 'a'], 'v': [1, 2, 3]}).groupby('k')\n",
+        "self.assertEqual(task_func()['v'].sum().tolist(), [4, 2])\n"),
     # A dataclass of the program's whose methods are all dataclasses': compared by its fields.
     "a dataclass of the program's": (
         "import dataclasses\n@dataclasses.dataclass(order=True, frozen=True)\nclass Point:\n"

@@ -165,8 +165,8 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
     each file's code is read once, from its cached bytecode when that matches the source, as the
     import system reads it. Code libraries compile from other files there (jinja2's, from pandas'
     `.tpl` templates) is not trusted: its text is whatever the template engine was given. Nor is other
-    code compiled from a string, with one exception: the comparison, hash and frozen-attribute methods
-    `dataclasses` writes for a class (werkzeug's routing rules, a Flask app holds them), trusted when
+    code compiled from a string, with one exception: the comparison, hash, repr and frozen-attribute
+    methods `dataclasses` writes for a class (werkzeug's routing rules, a Flask app holds them), trusted when
     equal to what dataclasses writes for the same fields (dataclass_method_text).
 
     Everything the returned function calls is held here: it runs while the program can rebind
@@ -248,7 +248,8 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
         if name in ("__setattr__", "__delattr__"):
             fields = next_((const for const in code.co_consts if type_(const) is tuple_), ())
         else:
-            fields = tuple_(n for n in code.co_names if n not in ("__class__", "NotImplemented", "hash"))
+            fields = tuple_(n for n in code.co_names
+                            if n not in ("__class__", "NotImplemented", "hash", "__qualname__"))
         if not all_(type_(field) is str_ and is_identifier(field) and not is_keyword(field)
                     for field in fields):
             return False
@@ -298,7 +299,7 @@ _ITERABLE_COROUTINE = 0x100  # CO_ITERABLE_COROUTINE, set by types.coroutine
 
 def dataclass_method_text(name: str, fields: tuple[str, ...]) -> str | None:
     """The text `dataclasses` (CPython 3.11) compiles for the method `name` of a dataclass whose fields
-    (those compared, hashed, or frozen) are `fields`, or None for a method it writes no such text for:
+    (those compared, hashed, shown, or frozen) are `fields`, or None for a method it writes no such text for:
     an outer `__create_fn__` taking the method's free names, holding the method. (A later Python's
     text differs: its methods are then simply not trusted, and such a class is refused, never passed.)
     Reads no global name (make_trust calls it while the program can rebind them): `fields` are exact
@@ -312,6 +313,10 @@ def dataclass_method_text(name: str, fields: tuple[str, ...]) -> str | None:
                 " return " + mine + operators.get(name, "") + theirs, "return NotImplemented")
         if name == "__hash__":
             args, body = "self", ("return hash(" + mine + ")",)
+    elif name == "__repr__":
+        shown = ", ".join([field + "={self." + field + "!r}" for field in fields])
+        free, args = "", "self"
+        body = ('return self.__class__.__qualname__ + f"(' + shown + ')"',)
     elif name == "__setattr__" or name == "__delattr__":
         names = "(" + ",".join([field.__repr__() for field in fields]) + ",)" if fields else "()"
         setting = name == "__setattr__"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import collections
 import dataclasses
+import datetime
 import functools
 import inspect
 import itertools
@@ -18,6 +19,7 @@ import opcode
 import operator
 import queue
 import sys
+import threading
 import types
 import typing
 import weakref
@@ -47,6 +49,7 @@ one in 2-5 µs here."""
 _type, _id, _issubclass, _list, _set, _len = builtins.type, builtins.id, builtins.issubclass, \
     builtins.list, builtins.set, builtins.len
 _any, _map, _next, _enumerate = builtins.any, builtins.map, builtins.next, builtins.enumerate
+_callable = builtins.callable
 _all = builtins.all
 _starts = str.startswith
 _dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.__getattribute__
@@ -82,13 +85,16 @@ def foreign_answerer(
     code, or is a library object told to equal anything; None if nothing."""
     libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
-    walked, weak_proxies = [], []  # what the walk looked at, and the weakref proxies among it
+    walked, weak_proxies, inside = [], [], []  # looked at; weakref proxies among it; see the loop
     # Per class met, what its checks find in the class alone (_ClassFacts): a matplotlib figure holds
     # thousands of objects of a few dozen classes. Kept for this walk only, which runs no code of the
     # program's, so no class can change under it.
     facts: dict[int, _ClassFacts] = {}  # (by the class's id)
-    while todo:
-        item = todo.pop()
+    while todo or inside:
+        # (What pandas' objects hold is walked from `inside`, and what it leads to: there, pandas' own
+        # extension arrays are data to look into, not values a test compares; see below.)
+        out = todo if todo else inside
+        item = out.pop()
         kind = _type(item)
         if _id(kind) in _PLAIN_IDS or _id(item) in seen:
             continue
@@ -115,7 +121,7 @@ def foreign_answerer(
         # What the program's classes hold as class attributes: a library comparison a class of the
         # program's copies (UserList's or Fraction's `__eq__`) reads `self.data` or `self._numerator`,
         # found on the class when the instance has none (red-team round 21).
-        _push(todo, known.class_data)
+        _push(out, known.class_data)
         shape, detail = known.shape
         if known.heap and shape is not _AS_INSTANCE:
             # What an instance of a Python class holds beside what its shape reads: a pandas Series'
@@ -123,15 +129,15 @@ def foreign_answerer(
             # caches are read as pandas containers, below), a dict or list subclass's attributes
             # (red-team round 23).
             skip = _PANDAS_INTERNALS if shape is _AS_PANDAS else ()
-            todo.extend(_instance_state(item, kind, known.layout, skip))
+            out.extend(_instance_state(item, kind, known.layout, skip))
         if shape is _AS_DICT:
             if detail and _makes_program_values(_DEFAULT_FACTORY(item), is_trusted):
                 return (f"a {_QUALNAME(kind)} whose default_factory is the program's (what it makes for a "
                         "missing key is never seen)")
-            _push(todo, _dict_keys(item))
-            _push(todo, _dict_values(item))
+            _push(out, _dict_keys(item))
+            _push(out, _dict_values(item))
         elif shape is _AS_SEQUENCE:
-            _push(todo, item)  # (a view iterates its dict's own storage, whatever the dict's class)
+            _push(out, item)  # (a view iterates its dict's own storage, whatever the dict's class)
         elif shape is _AS_INSTANCE:
             # What instances of Python classes hold: the program's (the tests read their attributes,
             # `r.mean`), those comparing in Python (Fraction, a dataclass) and every other library
@@ -141,12 +147,12 @@ def foreign_answerer(
             if known.program_method:
                 return (f"a {_QUALNAME(kind)} whose {known.program_method} is the program's (a test reading "
                         "it runs the program's code)")
-            todo.extend(_instance_state(item, kind, known.layout))
+            (inside if known.pandas_object else out).extend(_instance_state(item, kind, known.layout))
         elif shape is _AS_ARRAY:
             if detail is None:
                 return (f"a {_QUALNAME(kind)}, a subclass of numpy's ndarray that numpy did not make (its "
                         "methods answer what numpy's comparisons and tests read)")
-            _push(todo, _array_cells(item, detail))
+            _push(out, _array_cells(item, detail))
         elif shape is _AS_ITERATOR:
             # An iterator the tests may unpack: what it will hand out is in what its C type pickles
             # (the sequence and position, the function and source of a map), read without advancing it.
@@ -154,7 +160,7 @@ def foreign_answerer(
             parts = (f for part in held if _type(part) is tuple for f in part)
             if _any(_makes_program_values(f, is_trusted) for f in parts):
                 return f"a {_QUALNAME(kind)} whose items the program's code makes as the test takes them"
-            todo.extend(held)
+            out.extend(held)
         elif shape is _AS_GENERATOR and item is not value:
             return "a generator inside the value (what it yields cannot be seen before the test takes it)"
         elif shape is _AS_WEAK_PROXY:
@@ -162,11 +168,17 @@ def foreign_answerer(
         elif shape is _AS_MAPPING_PROXY and item is not _EMPTY_METADATA:
             return f"a {_QUALNAME(kind)}, whose comparisons are those of an object that cannot be read"
         elif shape is _AS_EXTENSION_ARRAY:
+            if out is inside and (_pandas_made(kind, is_trusted) or _any(kind is known_array
+                                                                        for known_array in libraries[1])):
+                # pandas' own array inside pandas' objects (a groupby's keys, a Series' block): its
+                # state is walked above. Met again as a value, it is refused, so not marked seen.
+                seen.discard(_id(item))
+                continue
             # `pd.array([7]) == 5` is an array of False whose truth is its length: "equal" in a test.
             return (f"a pandas {_QUALNAME(kind)}, whose comparison answers with an array that is true "
                     "whenever it is not empty")
         elif shape is _AS_DELEGATING:
-            todo.append(_held_data(item, kind))
+            out.append(_held_data(item, kind))
         elif shape is _AS_PANDAS:
             if not detail:
                 return (f"a {_QUALNAME(kind)}, a subclass of a pandas container that pandas did not make "
@@ -180,36 +192,36 @@ def foreign_answerer(
             if foreign:
                 return (f"a pandas {detail} holding a {foreign}, an array type pandas did not make (its "
                         "code answers what pandas reads)")
-            _push(todo, _pandas_cells(item, own, detail, is_trusted))
-            # What pandas cached for an Index (its dtype, levels, flags: the program's to set too, and
-            # pandas hands them out), bar the lookup engine, a C object of pandas' own.
+            # Its arrays (each block's values, an Index's data) and labels, read from what was vetted,
+            # never through pandas' properties or a cached dtype (red-team rounds 24 and 25: the
+            # block's or Index's cached dtype said int64 over object cells); then what pandas cached
+            # for an Index (its dtype, levels, flags: the program's to set too, and pandas hands them
+            # out), bar the lookup engine, a C object of pandas' own.
+            inside.extend(_pandas_arrays(own, detail))
+            out.extend(_pandas_labels(own, detail))
             cache = own.get("_cache")
             if _type(cache) is _DICT and _str_keyed(cache):
                 engine = cache.get("_engine")
                 if engine is not None and not _pandas_made(_type(engine), is_trusted):
                     return f"a pandas {detail} whose lookup engine pandas did not make"
-                for name, value in cache.items():
-                    if name == "_engine":
-                        continue
-                    if _library_class(_type(value), _EXTENSION_ARRAY_MODULES, ("ExtensionArray",)) is None:
-                        todo.append(value)
-                    elif _pandas_made(_type(value), is_trusted):  # (`array`: the Index's own, cached)
-                        _push(todo, _list(value))
-                    else:
-                        return f"a pandas {detail} whose cached {name} is an array type pandas did not make"
+                inside.extend(value for name, value in cache.items() if name != "_engine")
             elif cache is not None:
                 return f"a pandas {detail} whose cache is no plain dict with names for keys"
         elif shape is _AS_CALL_HOLDER:
-            todo.extend(_held_by_callable(item, kind))  # what a bound method or partial calls with
+            out.extend(_held_by_callable(item, kind))  # what a bound method or partial calls with
         elif shape is _AS_WEAK_REFERENCE:
-            todo.append(_WEAKREF_CALL(item))  # the object referred to (None once it is gone)
-        elif shape is _AS_HIDDEN_ITEMS:
+            out.append(_WEAKREF_CALL(item))  # the object referred to (None once it is gone)
+        elif shape is _AS_HIDDEN_ITEMS and _SIMPLE_QUEUE_SIZE(item):
             return f"a {_QUALNAME(kind)}, whose items cannot be read without taking them"
-        if known.reducer is not None:
+        if known.reducer is not None and not known.heap:
             # What a C type keeps out of `__dict__` and slots, as its own C `__reduce__` or
             # `__getstate__` states it: an exception's args, a datetime's tzinfo, a slice's bounds,
-            # an ElementTree element's text, attributes and children (red-team round 23).
-            _push(todo, _c_state(item, known.reducer))
+            # an ElementTree element's text, attributes and children (red-team round 24). Only for the
+            # C types themselves: on a subclass, a C reducer calls the subclass's methods
+            # (`__getinitargs__`, `__getstate__`), the program's (round 25).
+            _push(out, _c_state(item, known.reducer))
+        for field in known.c_fields:
+            out.append(field(item))  # a subclass's C base state, through the base's own getsets
     # A weakref proxy compares as the object behind it, which no C-level attribute shows: allowed only
     # where that object is part of the value, so the walk has looked at it (Flask's JSON provider holds
     # a proxy of its app). weakref.getweakrefs reads an object's weak references in C.
@@ -235,6 +247,8 @@ class _ClassFacts(typing.NamedTuple):
     shape: tuple  # (how the walk reads an instance, what it needs for that): _shape
     heap: bool  # a Python class (made by a class statement or type(), not in C)
     reducer: object  # the C `__reduce__` or `__getstate__` stating a C type's state (_c_reducer), or None
+    c_fields: tuple  # getters of what a Python subclass of a C type keeps in its C base (_c_fields)
+    pandas_object: bool  # a class of pandas' (_pandas_made): what it holds is walked from `inside`
 
 
 def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
@@ -243,11 +257,11 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
             refused = (f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)} holds a name that is not a str (a "
                        "lookup on it runs the program's code)")
             return _ClassFacts(refused, False, None, None, [], None, ([], None, {}, {}), (_AS_NOTHING, None),
-                               False, None)
+                               False, None, (), False)
     own = _program_classes(kind, is_trusted)
     shape = _shape(kind, is_trusted, libraries)
-    comparison = None
-    if not _genuine_mock(kind, is_trusted):
+    comparison, mock = None, _genuine_mock(kind, is_trusted)
+    if not mock:
         comparison = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
     return _ClassFacts(
         answering=_class_culprit(kind, is_trusted, ANSWERING_METHODS, comparisons=False),
@@ -255,11 +269,15 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
         comparison=comparison,
         special=_callable_special_method(kind, own),
         class_data=_class_data(own),
-        program_method=_program_method(kind, is_trusted) if _FLAGS(kind) & _HEAP_TYPE else None,
+        # (A genuine mock's per-object subclass holds mock's own closures: judged by what it was told.)
+        program_method=(_program_method(kind, is_trusted, () if mock else own)
+                        if _FLAGS(kind) & _HEAP_TYPE else None),
         layout=_layout(kind),
         shape=shape,
         heap=_FLAGS(kind) & _HEAP_TYPE != 0,
         reducer=_c_reducer(kind) if shape[0] in (_AS_INSTANCE, _AS_NOTHING) else None,
+        c_fields=_c_fields(kind) if shape[0] is _AS_INSTANCE else (),
+        pandas_object=bool(_FLAGS(kind) & _HEAP_TYPE) and _pandas_made(kind, is_trusted),
     )
 
 
@@ -374,19 +392,73 @@ def _made_in(klass: type, package: str, is_trusted) -> bool:
     return _type(maker) is str and maker.startswith(package)
 
 
-def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool],
+                    own: list[type] = ()) -> str | None:
     """A method, property or other descriptor of the program's in a class no trusted module made
-    (construction aside): what a test calls or reads on such an object runs the program's code."""
+    (construction aside): what a test calls or reads on such an object runs the program's code. In the
+    program's classes (`own`: _program_classes(kind)) also a library function holding a closure, and
+    any other callable but a class: what they run is what they hold, the program's choice
+    (`functools.lru_cache` or `singledispatch` of the program's function: red-team round 25), unless
+    the closure holds only trusted functions and plain data (dataclasses' `__repr__` wrapper)."""
     for klass in _MRO(kind):
         if klass is _OBJECT:
             continue
+        programs = _any(klass is mine for mine in own)
         for name, attr in _namespace(klass).items():
             if name in _CONSTRUCTION or name == "__init_subclass__":
                 continue
             func, _ = _unwrap(attr)
-            if _type(func) is _FUNCTION and not is_trusted(func.__code__):
+            if _type(func) is _FUNCTION:
+                if not is_trusted(func.__code__) or (programs and not _closes_over_library(func, is_trusted)):
+                    return f"{_QUALNAME(klass)}.{name}"
+            elif programs and _callable(func) and _program_callable(func, is_trusted):
                 return f"{_QUALNAME(klass)}.{name}"
     return None
+
+
+def _program_callable(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether a callable held by a class of the program's, other than a function, runs what the
+    program chose: an `lru_cache` of a function of the program's (or of a library closure over one), or
+    an object of a Python class (`singledispatchmethod`, the program's own callables). C functions of
+    libraries (built-ins, Cython's, whose heap type is compiled) and classes run their own code."""
+    kind = _type(value)
+    if kind is _LRU_CACHE_WRAPPER:
+        wrapped = _str_get(_LRU_CACHE_DICT(value), "__wrapped__")
+        return not (_type(wrapped) is _FUNCTION and is_trusted(wrapped.__code__)
+                    and _closes_over_library(wrapped, is_trusted))
+    return _FLAGS(kind) & _HEAP_TYPE != 0 and not _issubclass(kind, _TYPE) and not _compiled(kind)
+
+
+_LRU_CACHE_WRAPPER = _type(functools.lru_cache(None)(len))
+_LRU_CACHE_DICT = _LRU_CACHE_WRAPPER.__dict__["__dict__"].__get__
+
+
+def _closes_over_library(func: types.FunctionType, is_trusted: Callable[[types.CodeType], bool],
+                         depth: int = 0) -> bool:
+    """Whether a (trusted) function's closure runs none of the program's code: no function of the
+    program's in its cells, bound there or held by a tuple, list or dict there (singledispatch's
+    registry), nor in the closures of the library functions it holds."""
+    for cell in func.__closure__ or ():
+        try:
+            held = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        kind = _type(held)
+        if kind is tuple or kind is list:
+            parts = held
+        elif kind is _DICT:
+            parts = _list(_dict_values(held))
+        else:
+            parts = (held,)
+        for part in parts:
+            inner, _ = _unwrap(part)
+            if _type(inner) is not _FUNCTION:
+                continue
+            if not is_trusted(inner.__code__):
+                return False
+            if depth < 5 and not _closes_over_library(inner, is_trusted, depth + 1):
+                return False
+    return True
 
 
 def _foreign_internals(own: dict | None, name: str,
@@ -421,7 +493,8 @@ def _pandas_made(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bo
         if _FLAGS(klass) & _HEAP_TYPE and not _compiled(klass):
             if not (_made_in(klass, "pandas.", is_trusted) or _data_only(klass)):
                 return False
-        elif not (_starts(_MODULE(klass), "pandas.") or _id(klass) in _BUILT_IN_TYPES):
+        elif not ((_type(module := _MODULE(klass)) is str and _starts(module, "pandas."))
+                  or _id(klass) in _BUILT_IN_TYPES):
             return False  # (a C type: pandas' own, or a built-in one FrozenList derives from)
     return True
 
@@ -432,8 +505,8 @@ def _data_only(klass: type) -> bool:
     show who made it): such a class adds no code to what its bases, checked in turn, run."""
     for name, value in _namespace(klass).items():
         kind = _type(value)
-        if name == "__annotations__" or _id(kind) in _PLAIN_IDS:
-            continue  # (annotations are read by type checkers, not by pandas)
+        if name == "__annotations__" or _id(kind) in _PLAIN_IDS or _issubclass(kind, _TYPE):
+            continue  # (annotations are read by type checkers, not by pandas; a class runs nothing held)
         if kind is tuple:
             if not _all(_type(part) is str for part in value):
                 return False
@@ -451,7 +524,9 @@ def _compiled(klass: type) -> bool:
         kind = _type(attr)
         if kind is _METHOD_DESCRIPTOR or kind is _SLOT_WRAPPER or (
                 kind is _GETSET and name != "__dict__" and name != "__weakref__"):
-            if _OBJCLASS[_id(kind)](attr) is klass:
+            # (Under its own name: a class statement can copy its `__dict__` getset under another,
+            # red-team round 25.)
+            if _OBJCLASS[_id(kind)](attr) is klass and _DESCRIPTOR_NAMES[_id(kind)](attr) == name:
                 return True
         elif name == "__new__" and kind is _BUILTIN_METHOD and _BUILTIN_SELF(attr) is klass:
             return True
@@ -469,6 +544,14 @@ def _pandas_arrays(own: dict, name: str) -> list:
         return [space["_data"] for space in spaces if _type(space) is _DICT and _str_keyed(space)
                 and "_data" in space]
     return [own["_data"]] if "_data" in own else []  # (a RangeIndex holds a range)
+
+
+def _pandas_labels(own: dict, name: str) -> list:
+    """A Series' or DataFrame's axes (Index objects, walked in turn) from its vetted manager."""
+    if name in ("Series", "DataFrame"):
+        axes = _object_getattribute(own["_mgr"], "axes")
+        return _list(axes) if _type(axes) is list else [axes]
+    return []
 
 
 def _instance_dict_of(item: object) -> dict | None:
@@ -707,6 +790,8 @@ _CALL_WRAPPERS = {_id(functools.partial): functools.partial.func.__get__,
                   _id(types.MethodType): types.MethodType.__func__.__get__}
 _SLOT_WRAPPER, _METHOD_DESCRIPTOR = types.WrapperDescriptorType, types.MethodDescriptorType
 _DESCRIPTOR_NAME = {kind: kind.__dict__["__name__"].__get__ for kind in (_SLOT_WRAPPER, _METHOD_DESCRIPTOR)}
+_DESCRIPTOR_NAMES = {_id(kind): kind.__dict__["__name__"].__get__
+                     for kind in (_SLOT_WRAPPER, _METHOD_DESCRIPTOR, types.GetSetDescriptorType)}
 _OBJCLASS = {_id(kind): kind.__dict__["__objclass__"].__get__
              for kind in (_SLOT_WRAPPER, _METHOD_DESCRIPTOR, types.GetSetDescriptorType,
                           types.MemberDescriptorType)}
@@ -862,15 +947,24 @@ def _array_cells(item: object, base: type) -> list:
     return []
 
 
+# The C fields of compiled (Cython) classes the walk reads, through their own getsets: pandas'
+# NDArrayBacked arrays keep their data and dtype there (a Categorical's categories are its dtype's).
+_C_FIELDS = frozenset({"_ndarray", "_dtype"})
+
+
 def _layout(kind: type) -> tuple[list, object | None, dict, dict]:
     """Where instances of `kind` keep their state, and its methods: (the member descriptors of its MRO,
-    its slots; the getset descriptor reading an instance's `__dict__`, None where the class defines
-    `__dict__` otherwise or not at all; {name: class attribute} for each name whose first definition
+    its slots, and the _C_FIELDS getsets of the compiled (Cython) classes in it; the getset
+    descriptor reading an instance's `__dict__`, None where the class defines `__dict__` otherwise or
+    not at all; {name: class attribute} for each name whose first definition
     in the MRO is a method, _METHODS; {name: class attribute} for every name, as the MRO resolves it)."""
     members, first = [], {}
     for klass in _MRO(kind):
+        compiled = _FLAGS(klass) & _HEAP_TYPE and _compiled(klass)
         for name, attr in _namespace(klass).items():
-            if _type(attr) is _MEMBER:
+            if _type(attr) is _MEMBER or (
+                    compiled and _type(attr) is _GETSET and name in _C_FIELDS
+                    and _OBJCLASS[_id(_GETSET)](attr) is klass):
                 members.append(attr)
             if _type(name) is str and name not in first:
                 first[name] = attr
@@ -888,7 +982,7 @@ def _instance_state(item: object, kind: type, layout: tuple, skip: tuple[str, ..
     for attr in layout[0]:
         try:
             state.append(attr.__get__(item, kind))
-        except AttributeError:  # an empty slot
+        except (AttributeError, TypeError, ValueError):  # an empty slot, a C field with nothing to give
             continue
     own = _instance_dict(item, kind, layout)
     if own is None:
@@ -950,9 +1044,17 @@ def _delegates(name: str, value: object) -> bool:
     """Whether `value`, set on an object over its class's method `name`, is the method of that name of
     a pybind11 extension object, bound as its class binds it (CPython's instancemethod over the same C
     function): what matplotlib's RendererAgg does for its drawing methods (`self.draw_path =
-    self._renderer.draw_path`). A built-in method of any other C object is not: a C type's state is out
-    of the walk's sight (a `queue.SimpleQueue`'s `get` set over a library object's `get` answers with
-    whatever the program put in the queue), nor is a method of another name."""
+    self._renderer.draw_path`), or a lock's (threading.Condition's `acquire`, `_release_save`). A
+    built-in method of any other C object is not: a C type's state is out of the walk's sight (a
+    `queue.SimpleQueue`'s `get` set over a library object's `get` answers with whatever the program
+    put in the queue), nor is a method of another name."""
+    if _type(value) is _BUILTIN_METHOD:
+        # A lock's own method (threading.Condition copies its lock's `acquire`, `_release_save`, ...):
+        # a lock holds no Python object.
+        owner = _type(_BUILTIN_SELF(value))
+        held = _layout(owner)[3].get(name) if _id(owner) in _LOCKS else None
+        return (_type(held) is _METHOD_DESCRIPTOR and _BUILTIN_NAME(value) == name
+                and _OBJCLASS[_id(_METHOD_DESCRIPTOR)](held) is owner)
     if _type(value) is not _METHOD or _type(_METHOD_FUNC(value)) is not _BUILTIN_METHOD:
         return False
     func, kind = _METHOD_FUNC(value), _type(_METHOD_SELF(value))
@@ -977,6 +1079,22 @@ def _c_reducer(kind: type) -> object | None:
             if _type(attr) is _METHOD_DESCRIPTOR and _OBJCLASS[_id(_METHOD_DESCRIPTOR)](attr) is klass:
                 return attr
     return None
+
+
+def _c_fields(kind: type) -> tuple:
+    """Getters (C getsets) of what a Python subclass of an exception or datetime class keeps in its C
+    base: an exception's args, a datetime's or time's tzinfo."""
+    fields = ()
+    for klass in _MRO(kind):
+        if klass is BaseException:
+            fields += (_EXCEPTION_ARGS,)
+        elif klass is datetime.datetime or klass is datetime.time:
+            fields += (_TZINFO[klass],)
+    return fields
+
+
+_EXCEPTION_ARGS = BaseException.__dict__["args"].__get__
+_TZINFO = {klass: klass.__dict__["tzinfo"].__get__ for klass in (datetime.datetime, datetime.time)}
 
 
 def _c_state(item: object, reducer: object) -> list:
@@ -1012,8 +1130,11 @@ _METHOD_FUNC, _METHOD_SELF = types.MethodType.__func__.__get__, types.MethodType
 _PARTIAL_FUNC, _PARTIAL_ARGS = functools.partial.func.__get__, functools.partial.args.__get__
 _PARTIAL_KEYWORDS = functools.partial.keywords.__get__
 _WEAK_REFERENCES, _WEAKREF_CALL = _ids((weakref.ref,)), weakref.ref.__call__
+_LOCKS = _ids((_type(threading.Lock()), _type(threading.RLock())))
 # C types holding items that only taking them shows (a queue.SimpleQueue).
 _HIDDEN_ITEMS = _ids((queue.SimpleQueue,))
+_SIMPLE_QUEUE_SIZE = queue.SimpleQueue.qsize  # (its C method: an empty one holds nothing; an idle
+# ThreadPoolExecutor's work queue)
 _CALL_HOLDERS = _ids((types.BuiltinMethodType, types.MethodType, functools.partial, staticmethod,
                       classmethod))
 _BUILT_IN_TYPES = _ids(kind for kind in vars(builtins).values() if _type(kind) is type)
@@ -1061,41 +1182,6 @@ def _maker(klass: type, is_trusted: Callable[[types.CodeType], bool]) -> str | N
     return None
 
 
-def _pandas_cells(item: object, own: dict, name: str, is_trusted: Callable[[types.CodeType], bool]) -> list:
-    """What a pandas container (pandas' own classes only, see _pandas_container; `own` its `__dict__`,
-    vetted by _foreign_internals) holds that the tests compare: the cells of object columns, the
-    categories of categorical ones, and a Series' or DataFrame's labels (its index and columns, Index
-    objects walked in turn). An Index's cells are read from its array, never through its cached
-    `dtype` (the program's to set: red-team round 23)."""
-    if name == "Index":
-        held = []
-        for array in _pandas_arrays(own, name):
-            base = _numpy_ndarray(_type(array))
-            held += _array_cells(array, base) if base is not None else _list(array)
-        return held
-    if name == "DataFrame":
-        dtypes = _list(item.dtypes)
-        held = [v for i, dtype in _enumerate(dtypes) if dtype.kind == "O"
-                for v in _list(item.iloc[:, i])]
-        held += [c for dtype in dtypes if (c := _categories(dtype, is_trusted)) is not None]
-        return [*held, item.index, item.columns]
-    dtype = item.dtype
-    held = _list(item) if dtype.kind == "O" else []
-    categories = _categories(dtype, is_trusted)
-    if categories is not None:
-        held.append(categories)
-    return [*held, item.index]
-
-
-def _categories(dtype: object, is_trusted: Callable[[types.CodeType], bool]) -> object | None:
-    """The categories (an Index) of a pandas CategoricalDtype, None for any other dtype."""
-    kind = _type(dtype)
-    if _QUALNAME(kind) != "CategoricalDtype" or _maker(kind, is_trusted) != _CATEGORICAL_MODULE:
-        return None
-    return dtype.categories
-
-
-_CATEGORICAL_MODULE = "pandas.core.dtypes.dtypes"
 
 
 _CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, whatever its metaclass says
