@@ -248,18 +248,25 @@ LOADER_THREAD = ("import threading, time\nclass Tokenizer:\n    def __init__(sel
                  "        self._tokens = self._gen(text)\n    def _gen(self, text):\n"
                  "        for t in text.split():\n            yield t\n    def next_token(self):\n"
                  "        return next(self._tokens)\nrecords = []\ndef load():\n    i = 0\n"
-                 "    while len(records) < 300_000:\n        records.append({'id': i, 'tags': [i]})\n"
+                 "    while len(records) < 100_000:\n        records.append({'id': i, 'tags': [i]})\n"
                  "        i += 1\n        if i % 100 == 0:\n            time.sleep(0.001)\n"
-                 "threading.Thread(target=load, daemon=True).start()\n"
-                 "def task_func(x):\n    return 2 * int(Tokenizer(f'{x} a b c').next_token())\n")
+                 "loader = threading.Thread(target=load, daemon=True)\nloader.start()\n"
+                 "def task_func(x):\n    loader.join()\n"
+                 "    return 2 * int(Tokenizer(f'{x} a b c').next_token())\n")
 
 
 def test_finalizers_of_a_program_with_an_allocating_thread_run_in_its_own_threads(pool):
+    # (The loader is joined before the first call returns: a call returning while a thread of the
+    # program's runs is refused since round 26, that thread could change the value after its check.)
     test = "import unittest\nclass TestCases(unittest.TestCase):\n" + "".join(
         f"    def test_{i}(self):\n        self.assertEqual(task_func({i}), {2 * i})\n" for i in range(5))
     for _ in range(3):
-        verdict = pool.run(UnittestJob(program=LOADER_THREAD, test=test))
+        verdict = pool.run(UnittestJob(program=LOADER_THREAD, test=test, limits=Limits(timeout_s=30)))
         assert verdict.status is Status.PASSED, verdict
+    still_running = LOADER_THREAD.replace("    loader.join()\n", "")
+    verdict = pool.run(UnittestJob(program=still_running, test=test, limits=Limits(timeout_s=30)))
+    assert verdict.status is Status.ERROR, verdict
+    assert "while threads the program started are running" in verdict.message, verdict
 
 
 def test_program_finalizers_collected_often_never_run_in_the_harnesss_thread(pool):
