@@ -576,17 +576,10 @@ def _foreign_dtype(own: dict, name: str, is_trusted: Callable[[types.CodeType], 
     return None
 
 
-_MULTI_INDEX_MODULE = "pandas.core.indexes.multi"
-# What pandas containers keep in their `__dict__` that the walk reads as their cells (_pandas_cells,
-# _foreign_dtype, after _foreign_internals): not walked a second time as plain state, where pandas'
-# own extension arrays would be refused as values. (Their caches are walked: the program can put
-# anything there, and pandas hands it out.)
+# What pandas containers keep in their `__dict__` that the walk reads itself (_pandas_arrays and
+# _pandas_labels, after _foreign_internals; the cache bar its engine): not walked a second time as
+# plain state, where pandas' own extension arrays would be refused as values.
 _PANDAS_INTERNALS = ("_mgr", "_data", "_references", "_id", "_cache")
-
-
-def _in_mro(kind: type, name: str, module: str, is_trusted: Callable[[types.CodeType], bool]) -> bool:
-    """Whether a class named `name` that `module` made (_maker) is in `kind`'s MRO."""
-    return _any(_QUALNAME(klass) == name and _maker(klass, is_trusted) == module for klass in _MRO(kind))
 
 
 def _push(todo: list, items) -> None:
