@@ -597,7 +597,7 @@ def test_what_the_walk_cannot_read_cannot_pass_a_unittest(pool):
     # Round 24: a Series whose data manager is the program's (the walk's own pandas reads ran it); a
     # str subclass named like a method, in an object's `__dict__`, is found by attribute lookup (which
     # compares with its `__eq__`) but was not by the check of methods set on objects; a SimpleQueue's
-    # items show only by taking them.
+    # items show only by taking them (and putting them back).
     for program, finding in (
             (EQ_CLASS + "import numpy as np, pandas as pd\nBase = type(pd.Series([0])._mgr)\n"
              "class Manager(Base):\n    __slots__ = ()\n    def internal_values(self):\n"
@@ -617,7 +617,7 @@ def test_what_the_walk_cannot_read_cannot_pass_a_unittest(pool):
              "    series = pd.Series([0])\n    vars(series)[Name('tolist')] = lambda: [Anything()]\n"
              "    return series\n", "a name that is not an exact str"),
             (EQ_CLASS + "import queue\ndef add(a, b):\n    answers = queue.SimpleQueue()\n"
-             "    answers.put(Anything())\n    return answers\n", "items cannot be read")):
+             "    answers.put(Anything())\n    return answers\n", "Anything.__eq__ is the program's")):
         verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
         assert verdict.status is Status.ERROR and finding in verdict.message, verdict
 

@@ -443,6 +443,10 @@ LIBRARY_RESULTS = {
         "    with concurrent.futures.ThreadPoolExecutor(2) as pool:\n"
         "        future = pool.submit(sum, [1, 2])\n        future.result()\n    return future\n",
         "self.assertEqual(task_func().result(), 3)\n"),
+    "a thread pool shut down (its work queue holds the stop marks)": (
+        "import concurrent.futures\ndef task_func():\n    pool = concurrent.futures.ThreadPoolExecutor(2)\n"
+        "    pool.submit(sum, [1, 2]).result()\n    pool.shutdown()\n    return pool\n",
+        "self.assertEqual(type(task_func()).__name__, 'ThreadPoolExecutor')\n"),
     "a groupby on a string column": (
         "import pandas as pd\ndef task_func():\n"
         "    return pd.DataFrame({'k': ['a', 'b', 'a'], 'v': [1, 2, 3]}).groupby('k')\n",

@@ -211,8 +211,8 @@ def foreign_answerer(
             out.extend(_held_by_callable(item, kind))  # what a bound method or partial calls with
         elif shape is _AS_WEAK_REFERENCE:
             out.append(_WEAKREF_CALL(item))  # the object referred to (None once it is gone)
-        elif shape is _AS_HIDDEN_ITEMS and _SIMPLE_QUEUE_SIZE(item):
-            return f"a {_QUALNAME(kind)}, whose items cannot be read without taking them"
+        elif shape is _AS_HIDDEN_ITEMS:
+            out.extend(_queued(item))
         if known.reducer is not None and not known.heap:
             # What a C type keeps out of `__dict__` and slots, as its own C `__reduce__` or
             # `__getstate__` states it: an exception's args, a datetime's tzinfo, a slice's bounds,
@@ -1124,10 +1124,25 @@ _PARTIAL_FUNC, _PARTIAL_ARGS = functools.partial.func.__get__, functools.partial
 _PARTIAL_KEYWORDS = functools.partial.keywords.__get__
 _WEAK_REFERENCES, _WEAKREF_CALL = _ids((weakref.ref,)), weakref.ref.__call__
 _LOCKS = _ids((_type(threading.Lock()), _type(threading.RLock())))
-# C types holding items that only taking them shows (a queue.SimpleQueue).
+# C types holding items that only taking them shows (a queue.SimpleQueue: read by taking them and
+# putting them back, _queued).
 _HIDDEN_ITEMS = _ids((queue.SimpleQueue,))
-_SIMPLE_QUEUE_SIZE = queue.SimpleQueue.qsize  # (its C method: an empty one holds nothing; an idle
-# ThreadPoolExecutor's work queue)
+_QUEUE_GET, _QUEUE_PUT, _QUEUE_EMPTY = queue.SimpleQueue.get_nowait, queue.SimpleQueue.put, queue.Empty
+
+
+def _queued(item: object) -> list:
+    """What a `queue.SimpleQueue` holds (a ThreadPoolExecutor's work items and stop marks), taken and
+    put back in order with its own C methods. Nothing else takes from it meanwhile: the checks run only
+    when no thread the program started is alive (guarded_calls._call_checks)."""
+    held = []
+    try:
+        while True:
+            held.append(_QUEUE_GET(item))
+    except _QUEUE_EMPTY:
+        pass
+    for value in held:
+        _QUEUE_PUT(item, value)
+    return held
 _CALL_HOLDERS = _ids((types.BuiltinMethodType, types.MethodType, functools.partial, staticmethod,
                       classmethod))
 _BUILT_IN_TYPES = _ids(kind for kind in vars(builtins).values() if _type(kind) is type)
