@@ -663,6 +663,10 @@ def test_pandas_arrays_whose_comparison_is_true_when_not_empty_cannot_pass_a_uni
         program = f"import pandas as pd\ndef add(a, b):\n    return {make}\n"
         verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
         assert verdict.status is Status.ERROR and "true whenever it is not empty" in verdict.message, verdict
+        # Where pandas is loaded before the program (the tests import it), a pandas array's truth
+        # raises as a numpy array's does: the comparison errs instead of passing.
+        verdict = pool.run(UnittestJob(program=program, test="import pandas as pd\n" + UNIT_TEST))
+        assert verdict.status is Status.ERROR and "truth value of a pandas array" in verdict.message, verdict
 
 
 # The values a pair of results unpacks to, compared one by one: a pandas Series unpacks to its cells.

@@ -102,6 +102,9 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # their functions are watched, even when the tests import them.
     strict = ({"unittest", "_hashlib", *in_process_guard.HARNESS_MODULES}
               | in_process_guard.preimport(test)) - {"sys", "os"}
+    # pandas' arrays get numpy's ambiguous truth, where pandas is loaded by now (the tests import it, or
+    # the worker preloaded it): then a returned one can be looked into instead of refused.
+    in_process_guard.refuse_array_truth()
     # Two records of the same bindings: this thread's, which nothing in the tests' thread reaches, and
     # the one the checks of the program's calls use there (whatever holds that one, a program with a
     # frame of the tests' thread can rewrite).

@@ -86,6 +86,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     ANSWERING_METHODS,
     foreign_answerer,
     library_types,
+    refuse_array_truth,
 )
 
 __all__ = [
@@ -93,5 +94,5 @@ __all__ = [
     "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CodeSet", "GuardedFunction", "Snapshot",
     "code_objects", "foreign_answerer", "foreign_in_class", "guard_calls", "install_audit_hook",
     "library_types", "make_checker", "make_harness_check", "make_trust", "preimport", "program_made",
-    "record", "str_keyed_copy", "trusted_roots",
+    "record", "refuse_array_truth", "str_keyed_copy", "trusted_roots",
 ]

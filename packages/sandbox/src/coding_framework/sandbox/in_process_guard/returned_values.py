@@ -168,13 +168,16 @@ def foreign_answerer(
         elif shape is _AS_MAPPING_PROXY and item is not _EMPTY_METADATA:
             return f"a {_QUALNAME(kind)}, whose comparisons are those of an object that cannot be read"
         elif shape is _AS_EXTENSION_ARRAY:
-            if out is inside and (_pandas_made(kind, is_trusted) or _any(kind is known_array
-                                                                        for known_array in libraries[1])):
+            pandas_array = _pandas_made(kind, is_trusted) or _any(kind is known for known in libraries[1])
+            if pandas_array and out is not inside and known.truth_refused:
+                continue  # (its truth raises, as a numpy array's does: it is looked into as data, above)
+            if out is inside and pandas_array:
                 # pandas' own array inside pandas' objects (a groupby's keys, a Series' block): its
                 # state is walked above. Met again as a value, it is refused, so not marked seen.
                 seen.discard(_id(item))
                 continue
-            # `pd.array([7]) == 5` is an array of False whose truth is its length: "equal" in a test.
+            # `pd.array([7]) == 5` is an array of False whose truth is its length: "equal" in a test
+            # (unless refuse_array_truth ran, before the program, in a process that had pandas loaded).
             return (f"a pandas {_QUALNAME(kind)}, whose comparison answers with an array that is true "
                     "whenever it is not empty")
         elif shape is _AS_DELEGATING:
@@ -249,6 +252,7 @@ class _ClassFacts(typing.NamedTuple):
     reducer: object  # the C `__reduce__` or `__getstate__` stating a C type's state (_c_reducer), or None
     c_fields: tuple  # getters of what a Python subclass of a C type keeps in its C base (_c_fields)
     pandas_object: bool  # a class of pandas' (_pandas_made): what it holds is walked from `inside`
+    truth_refused: bool  # its `__bool__` is refuse_array_truth's (a pandas array's, once guarded)
 
 
 def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
@@ -257,7 +261,7 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
             refused = (f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)} holds a name that is not a str (a "
                        "lookup on it runs the program's code)")
             return _ClassFacts(refused, False, None, None, [], None, ([], None, {}, {}), (_AS_NOTHING, None),
-                               False, None, (), False)
+                               False, None, (), False, False)
     own = _program_classes(kind, is_trusted)
     shape = _shape(kind, is_trusted, libraries)
     comparison, mock = None, _genuine_mock(kind, is_trusted)
@@ -278,6 +282,7 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
         reducer=_c_reducer(kind) if shape[0] in (_AS_INSTANCE, _AS_NOTHING) else None,
         c_fields=_c_fields(kind) if shape[0] is _AS_INSTANCE else (),
         pandas_object=bool(_FLAGS(kind) & _HEAP_TYPE) and _pandas_made(kind, is_trusted),
+        truth_refused=_layout(kind)[3].get("__bool__") is _ambiguous_truth,
     )
 
 
@@ -908,6 +913,25 @@ def _answers_anything(name: str, attr: object) -> bool:
 
 
 _DESCRIPTOR_METHODS = frozenset({"__get__", "__call__", "__getattr__", "__getattribute__"})
+
+
+def _ambiguous_truth(self) -> bool:
+    raise ValueError("the truth value of a pandas array is ambiguous (sandbox: as a numpy array's); "
+                     "compare its items, with .tolist(), .all() or .any()")
+
+
+def refuse_array_truth() -> bool:
+    """Make `bool()` of pandas' ExtensionArrays raise, as numpy's arrays do, in a process where pandas
+    is loaded; whether it was. Their truth was their length, so `assertEqual(pd.array([7]), 5)`,
+    which compares `pd.array([7]) == 5`, an array of False, passed: returned pandas arrays had to be
+    refused, and `.unique()` of a pandas 3 string column is one. Run before the program and before
+    the bindings are recorded (a program deleting it is then found); the walk accepts a pandas array
+    as a value only where its class's `__bool__` is this (_ClassFacts.truth_refused)."""
+    base = getattr(sys.modules.get("pandas.core.arrays.base"), "ExtensionArray", None)
+    if not _issubclass(_type(base), _TYPE):
+        return False
+    base.__bool__ = _ambiguous_truth
+    return True
 
 
 def library_types() -> tuple:
