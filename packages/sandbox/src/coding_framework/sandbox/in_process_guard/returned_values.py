@@ -168,10 +168,9 @@ def foreign_answerer(
         elif shape is _AS_MAPPING_PROXY and item is not _EMPTY_METADATA:
             return f"a {_QUALNAME(kind)}, whose comparisons are those of an object that cannot be read"
         elif shape is _AS_EXTENSION_ARRAY:
-            pandas_array = _pandas_made(kind, is_trusted) or _any(kind is known for known in libraries[1])
-            if pandas_array and out is not inside and known.truth_refused:
+            if known.pandas_array and out is not inside and known.truth_refused:
                 continue  # (its truth raises, as a numpy array's does: it is looked into as data, above)
-            if out is inside and pandas_array:
+            if out is inside and known.pandas_array:
                 # pandas' own array inside pandas' objects (a groupby's keys, a Series' block): its
                 # state is walked above. Met again as a value, it is refused, so not marked seen.
                 seen.discard(_id(item))
@@ -191,7 +190,8 @@ def foreign_answerer(
             if internal:
                 return (f"a pandas {detail} whose {internal} pandas did not make (pandas' own code, reading "
                         "the container, would run it)")
-            foreign = _foreign_dtype(own, detail, is_trusted, libraries[1])
+            arrays = _pandas_arrays(own, detail)
+            foreign = _foreign_dtype(arrays, is_trusted, libraries[1])
             if foreign:
                 return (f"a pandas {detail} holding a {foreign}, an array type pandas did not make (its "
                         "code answers what pandas reads)")
@@ -200,7 +200,7 @@ def foreign_answerer(
             # block's or Index's cached dtype said int64 over object cells); then what pandas cached
             # for an Index (its dtype, levels, flags: the program's to set too, and pandas hands them
             # out), bar the lookup engine, a C object of pandas' own.
-            inside.extend(_pandas_arrays(own, detail))
+            inside.extend(arrays)
             out.extend(_pandas_labels(own, detail))
             cache = own.get("_cache")
             if _type(cache) is _DICT and _str_keyed(cache):
@@ -216,7 +216,7 @@ def foreign_answerer(
             out.append(_WEAKREF_CALL(item))  # the object referred to (None once it is gone)
         elif shape is _AS_HIDDEN_ITEMS:
             out.extend(_queued(item))
-        if known.reducer is not None and not known.heap:
+        if known.reducer is not None:
             # What a C type keeps out of `__dict__` and slots, as its own C `__reduce__` or
             # `__getstate__` states it: an exception's args, a datetime's tzinfo, a slice's bounds,
             # an ElementTree element's text, attributes and children (red-team round 24). Only for the
@@ -249,10 +249,11 @@ class _ClassFacts(typing.NamedTuple):
     layout: tuple  # where instances keep their state, and the class's methods (_layout)
     shape: tuple  # (how the walk reads an instance, what it needs for that): _shape
     heap: bool  # a Python class (made by a class statement or type(), not in C)
-    reducer: object  # the C `__reduce__` or `__getstate__` stating a C type's state (_c_reducer), or None
+    reducer: object  # a C type's own C `__reduce__`/`__getstate__` stating its state (_c_reducer), or None
     c_fields: tuple  # getters of what a Python subclass of a C type keeps in its C base (_c_fields)
     pandas_object: bool  # a class of pandas' (_pandas_made): what it holds is walked from `inside`
     truth_refused: bool  # its `__bool__` is refuse_array_truth's (a pandas array's, once guarded)
+    pandas_array: bool  # pandas' own ExtensionArray class (_pandas_made, or known before the program ran)
 
 
 def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
@@ -261,7 +262,7 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
             refused = (f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)} holds a name that is not a str (a "
                        "lookup on it runs the program's code)")
             return _ClassFacts(refused, False, None, None, [], None, ([], None, {}, {}), (_AS_NOTHING, None),
-                               False, None, (), False, False)
+                               False, None, (), False, False, False)
     own = _program_classes(kind, is_trusted)
     shape = _shape(kind, is_trusted, libraries)
     comparison, mock = None, _genuine_mock(kind, is_trusted)
@@ -279,10 +280,12 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
         layout=_layout(kind),
         shape=shape,
         heap=_FLAGS(kind) & _HEAP_TYPE != 0,
-        reducer=_c_reducer(kind) if shape[0] in (_AS_INSTANCE, _AS_NOTHING) else None,
+        reducer=_c_reducer(kind) if shape[0] is _AS_NOTHING and not _FLAGS(kind) & _HEAP_TYPE else None,
         c_fields=_c_fields(kind) if shape[0] is _AS_INSTANCE else (),
         pandas_object=bool(_FLAGS(kind) & _HEAP_TYPE) and _pandas_made(kind, is_trusted),
         truth_refused=_layout(kind)[3].get("__bool__") is _ambiguous_truth,
+        pandas_array=shape[0] is _AS_EXTENSION_ARRAY and (
+            _pandas_made(kind, is_trusted) or _any(kind is known for known in libraries[1])),
     )
 
 
@@ -564,14 +567,14 @@ def _instance_dict_of(item: object) -> dict | None:
     return _instance_dict(item, kind, _layout(kind))
 
 
-def _foreign_dtype(own: dict, name: str, is_trusted: Callable[[types.CodeType], bool],
+def _foreign_dtype(arrays: list, is_trusted: Callable[[types.CodeType], bool],
                    known_arrays: frozenset = frozenset()) -> str | None:
-    """The class of an array type in a pandas container (its own `__dict__`, vetted by
-    _foreign_internals) that neither numpy (C) nor pandas made: a pandas ExtensionArray of the
+    """The class of an array type among a pandas container's `arrays` (_pandas_arrays) that neither
+    numpy (C) nor pandas made: a pandas ExtensionArray of the
     program's, whose `dtype` and methods are its code. `known_arrays`: the ExtensionArray classes that
     existed before the program ran (library_types), pandas' nullable ones among them (IntegerArray
     defines no function of its own that would show who made it)."""
-    for array in _pandas_arrays(own, name):
+    for array in arrays:
         kind = _type(array)
         if _numpy_ndarray(kind) is not None and not _FLAGS(kind) & _HEAP_TYPE:
             continue
