@@ -1038,6 +1038,36 @@ def test_a_dataclass_run_as_a_thread_gets_no_frames(pool):
     assert verdict.status is Status.FAILED and "0 != 5" in verdict.message, verdict
 
 
+# Rounds 26 and 27: a thread of the program's changed the returned list after the value walk had looked
+# at it and before the test compared it (round 26: a thread still running; round 27: a thread whose
+# function had returned, whose thread-local's `__del__` ran on while CPython cleared its state, after
+# `_thread._count()` had gone down: 2-3 samples in 10 passed). A call returning while any thread state
+# of the program's exists is refused.
+LINGERING_THREAD = (
+    "import sys, threading, time\nsys.setswitchinterval(1e-6)\npending = []\n"
+    "class Same:\n    def __eq__(self, other):\n        return True\n"
+    "    def __ne__(self, other):\n        return False\n    __hash__ = object.__hash__\n"
+    "class Lingers:\n    def __del__(self):\n        end = time.monotonic() + {linger}\n"
+    "        while time.monotonic() < end:\n            if pending:\n"
+    "                pending.pop()[0] = Same()\n            time.sleep(0)\n"
+    "local = threading.local()\ndef body():\n    local.keep = Lingers()\n"
+    "threading.Thread(target=body, daemon=True).start()\ntime.sleep(0.05)\n"
+    "def add(a, b):\n    r = [0]\n    pending.append(r)\n    return r\n")
+LIST_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n"
+             "    def test_small(self):\n        self.assertEqual(add(2, 3), [5])\n")
+
+
+def test_a_thread_being_torn_down_cannot_change_a_checked_value(pool):
+    for _ in range(3):
+        verdict = pool.run(UnittestJob(program=LINGERING_THREAD.format(linger=5), test=LIST_TEST,
+                                       limits=Limits(timeout_s=30)))
+        assert verdict.status is Status.ERROR, verdict
+        assert "while threads the program started are running" in verdict.message, verdict
+    # The same program, its thread gone before the call: judged on its value, which is wrong.
+    verdict = pool.run(UnittestJob(program=LINGERING_THREAD.format(linger=0), test=LIST_TEST))
+    assert verdict.status is Status.FAILED and "test_small fail" in verdict.message, verdict
+
+
 # Round 12: unittest's shared defaultTestLoader is an instance, whose own attributes the bindings guard
 # did not watch. The program gave it a loadTestsFromTestCase loading subclasses with empty tests under
 # the same names (every test passed), or test-name patterns leaving an inherited test out (never

@@ -6,7 +6,10 @@ The attacks it stops are in test_attacks.py.
 
 from __future__ import annotations
 
+import _thread
 import sys
+import threading
+import time
 import types
 
 import pytest
@@ -637,3 +640,45 @@ def test_what_library_objects_hold_is_looked_at_and_their_own_machinery_passes()
     assert "cannot be read" in answerer([weakref.proxy(line)])  # the line is not part of this value
     assert answerer([line, weakref.proxy(line)]) is None
     plt.close(fig)
+
+
+def _until(condition, seconds: float = 10.0) -> bool:
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.001)
+    return True
+
+
+def test_thread_states_counts_threads_not_yet_run_and_threads_being_torn_down():
+    # What `_thread._count()` misses and the guard's thread rule needs (red-team round 27).
+    assert guard.thread_states.AVAILABLE, "the compiled counter is missing: run tools/setup (needs gcc)"
+    count, running = guard.thread_states.count, _thread._count
+    assert _until(lambda: count() == 1 + running())  # this thread and whatever pytest left running
+    base, base_running = count(), running()
+    # A thread made but not run yet: no switch to it can happen between the two calls (a 30 s interval).
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(30)
+    try:
+        _thread.start_new_thread(time.sleep, (0,))
+        made, made_running = count(), running()
+    finally:
+        sys.setswitchinterval(interval)
+    assert (made, made_running) == (base + 1, base_running)
+    assert _until(lambda: count() == base)
+    # A thread whose function returned, while CPython clears its state: its thread-local's __del__ runs.
+    inside, leave = threading.Event(), threading.Event()
+
+    class Lingers:
+        def __del__(self):
+            inside.set()
+            leave.wait(10)
+
+    local = threading.local()
+    threading.Thread(target=lambda: setattr(local, "keep", Lingers()), daemon=True).start()
+    assert inside.wait(10)
+    torn_down = (count(), running())
+    leave.set()
+    assert torn_down == (base + 1, base_running)
+    assert _until(lambda: count() == base)

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace", "ipc_namespace",
           "uts_namespace", "no_nested_namespaces", "no_file_watches", "fresh_pid_counter", "private_proc",
           "readonly_root", "unprivileged_candidate", "rlimits", "syscall_filter", "cgroup_limits",
-          "scrubbed_environment", "wall_clock_kill", "capped_output")
+          "scrubbed_environment", "wall_clock_kill", "capped_output",
+          "thread_state_count")
 
 
 @dataclass(frozen=True)
@@ -65,5 +66,8 @@ def from_zygote(report: dict) -> IsolationReport:
         "scrubbed_environment": True,
         "wall_clock_kill": True,
         "capped_output": True,
+        # unittest jobs refuse a call returning while any thread of the program's could still run
+        # Python code, counted by the compiled counter (in_process_guard/thread_states.py).
+        "thread_state_count": bool(report.get("thread_states")),
     }
     return IsolationReport(layers=layers, details=report)

@@ -435,7 +435,10 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     module = types.ModuleType(module_name)
     module.__file__ = f"{module_name}.py"
     sys.modules[module_name] = module
-    threads_before = _thread._count()  # (the harness's threads and this one; the program's come after)
+    # The counter, and its count, taken before the program runs (the harness's thread, this one and
+    # the preload's; the program's come after).
+    thread_count = in_process_guard.thread_states.count
+    threads = (thread_count, thread_count())
     try:
         exec(compile(program, f"{module_name}.py", "exec"), module.__dict__)
     except BaseException as exc:  # the program's failure to load is its verdict
@@ -446,7 +449,7 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
         # `tests` is read off this frame by the harness (_Harness.handle, "ready").
         tests, suite = _load_tests(module, module_name, test_code, class_names,  # noqa: RUF059
                                    before, call_checks, is_trusted, libraries, unittest, loader,
-                                   threads_before)
+                                   threads)
     except BaseException as exc:
         hand_over(("failed", f"the tests did not load: {type(exc).__name__}: {exc}"))
         return
@@ -468,7 +471,7 @@ def _become_main_thread(harness_thread: int) -> None:
 
 
 def _load_tests(module, module_name, test_code, class_names, before, call_checks, is_trusted, libraries,
-                unittest, loader, threads_before):
+                unittest, loader, threads):
     """(the test module, with the program's names guarded, run; the suite of its test classes)."""
     builtins_names = frozenset(vars(builtins))
     # Checks when a guarded call returns; the test module joins them once it exists (a program
@@ -487,7 +490,7 @@ def _load_tests(module, module_name, test_code, class_names, before, call_checks
                            if type(k) is str and not str.startswith(k, "__") and k not in _MODULE_HOOKS
                            and k not in builtins_names})
     in_process_guard.guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted,
-                                 harness_intact, libraries, threads_before)
+                                 harness_intact, libraries, threads)
     sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
     after_load = in_process_guard.Snapshot()

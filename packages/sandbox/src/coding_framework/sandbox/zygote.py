@@ -24,7 +24,7 @@ import signal
 import socket
 import sys
 
-from coding_framework.sandbox import child, isolation, suite_runner, syscall_filter, wire  # noqa: F401
+from coding_framework.sandbox import child, isolation, suite_runner, syscall_filter, wire
 
 
 def _preload(modules: list[str]) -> list[str]:
@@ -123,6 +123,8 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     isolation.apply_constant_rlimits()
     # Needs no_new_privs (above) and a single thread; every child inherits it, at no cost per sample.
     report["syscall_filter"] = syscall_filter.install()
+    # unittest jobs' count of thread states (compiled; the fallback counts less: thread_states.py).
+    report["thread_states"] = suite_runner.in_process_guard.thread_states.AVAILABLE
     # As init of its own PID namespace, every sample's pids start at 2: see isolation.open_pid_counter.
     pid_counter = isolation.open_pid_counter() if init else None
     report["pid_counter_reset"] = pid_counter is not None

@@ -1,6 +1,6 @@
 """Run-time defences for unittest jobs, where trusted tests and the candidate share one process.
 
-One module per layer: audit_hook (1), bindings (2), guarded_calls and returned_values (3).
+One module per layer: audit_hook (1), bindings (2), guarded_calls, returned_values and thread_states (3).
 
 Three layers, all set up by the child before the candidate's code first runs (see suite_runner):
 
@@ -39,7 +39,9 @@ Three layers, all set up by the child before the candidate's code first runs (se
    mock.patches are not the program's and pass), and the returned value, with what it contains, may
    not be of a class taking a comparison or conversion method from the program (an `__eq__` that is
    always true would answer the test's assertEqual with the program's logic; in function-call jobs
-   only plain data crosses, here this check stands in for that).
+   only plain data crosses, here this check stands in for that). A call returning while a thread of
+   the program's could still run Python code (counted among the interpreter's thread states) is
+   refused: that thread could change the value after its check.
 
 The harness's state is kept where the program cannot reach it: the key, the reporter and the
 harness's own record of the bindings live in the child's main thread, where none of the program's code
@@ -57,6 +59,7 @@ what it fetches (a third-party helper this package does not know) is not refused
 where the candidate never shares a process with the tests, are not exposed to any of this.
 """
 
+from coding_framework.sandbox.in_process_guard import thread_states
 from coding_framework.sandbox.in_process_guard.audit_hook import (
     FRAME_HELPERS,
     GUARDED_ATTRIBUTES,
@@ -94,5 +97,5 @@ __all__ = [
     "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CodeSet", "GuardedFunction", "Snapshot",
     "code_objects", "foreign_answerer", "foreign_in_class", "guard_calls", "install_audit_hook",
     "library_types", "make_checker", "make_harness_check", "make_trust", "preimport", "program_made",
-    "record", "refuse_array_truth", "str_keyed_copy", "trusted_roots",
+    "record", "refuse_array_truth", "str_keyed_copy", "thread_states", "trusted_roots",
 ]

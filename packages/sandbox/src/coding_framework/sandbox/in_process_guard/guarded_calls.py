@@ -4,7 +4,6 @@ checked each time a call returns.
 
 from __future__ import annotations
 
-import _thread
 import builtins
 import types
 from collections.abc import Callable
@@ -110,10 +109,12 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     Uses only its own locals. Yielded items are checked as values only: the bindings are checked at the
     next return and after the test, not at every item (~16 ms each with a BigCodeBench-like load).
 
-    A return or raise while threads the program started are alive is refused: one can change the
-    value after the walk has looked at it and before the test compares it (red-team round 26: a thread
-    watching the walk's progress put an always-equal object into a list already walked).
-    `thread_count`: `_thread._count`; `threads_before`: its value before the program was loaded.
+    A return or raise while threads the program started could still run Python code is refused: one
+    can change the value after the walk has looked at it and before the test compares it (red-team
+    round 26: a thread watching the walk's progress put an always-equal object into a list already
+    walked). `thread_count`: thread_states.count, the interpreter's thread states (round 27: an ending
+    thread's thread-local finalizers ran on after `_thread._count()` had gone down); `threads_before`:
+    its value before the program was loaded.
 
     It holds each call's arguments until the next call: objects of the program's put among them (the
     test's temporary list) died as the call returned, and their `__del__` rewrote the checked value
@@ -131,9 +132,9 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         # ExtensionArray's `dtype`), and what that code patched is found by the bindings check after.
         found = None if how == "yielded" else harness_intact()
         if not found and thread_count() > threads_before:
-            finding = (f"sandbox: {name} {how} while threads the program started are running: they could "
-                       "change the value after it is checked (join them, or shut their pool down, before "
-                       "returning)")
+            finding = (f"sandbox: {name} {how} while threads the program started are running (or ending): "
+                       "they could change the value after it is checked (join them, or shut their pool down, "
+                       "before returning)")
             continue
         culprit = None if found else answerer(result, is_trusted, libraries)
         if not found and how != "yielded":
@@ -152,7 +153,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
 def guard_calls(
     namespace: dict, filename: str, changes: Callable[[], list[str]],
     is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
-    libraries: tuple, threads_before: int | None = None,
+    libraries: tuple, threads: tuple[Callable[[], int], int] | None = None,
 ) -> None:
     """Replace, in place, each function `namespace` defines in the program (`filename`), and each other
     callable of the program's that a test may call (see _calls_program), by a GuardedFunction: when a
@@ -161,14 +162,15 @@ def guard_calls(
     program's special methods. Either finding raises, failing the test with an error that names it.
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
-    ran. `threads_before`: `_thread._count()` before the program was loaded (None: not checked)."""
+    ran. `threads`: (thread_states.count, its value before the program was loaded), both taken before
+    the program ran (None: not checked)."""
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
+    thread_count, threads_before = threads or (int, 1 << 30)
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
-                                  builtins_version, _thread._count,
-                                  1 << 30 if threads_before is None else threads_before)
+                                  builtins_version, thread_count, threads_before)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
                                                builtins.BaseException, _LAZY, _checked_items, builtins.type))

@@ -1,0 +1,31 @@
+"""How many threads of this process could still run Python code: the interpreter's thread states.
+
+A guarded call that returns while a thread of the program's could still run is refused (guarded_calls):
+such a thread can change the value after the walk looked at it and before the test compares it
+(red-team round 26). `_thread._count()` does not tell: it counts threads while their function runs,
+and CPython 3.11 lowers it before it clears the ending thread's state, whose thread-locals' finalizers
+then run Python code in that thread for as long as they like (round 27: a `threading.local` holding an
+object whose `__del__` planted always-equal objects after the check). Nor does it count a thread that
+`_thread.start_new_thread` has made but that has not run yet. The interpreter's list of thread states
+holds both, and threads a C library made for a callback; the compiled `_thread_states.count` walks it
+in one C call under the GIL, which no thread can interleave with. (`sys._current_exceptions()` is one
+C call too, but keys the states by thread id: a state made for a thread that has not run yet carries
+its creator's id and is lost in the dict.)
+
+Where the extension could not be compiled (`pip install` without a C compiler), `count` is
+`_thread._count` and the isolation report names the missing layer (`thread_state_count`).
+"""
+
+from __future__ import annotations
+
+import _thread
+
+try:
+    from coding_framework.sandbox.in_process_guard._thread_states import count
+except ImportError:  # (the fallback: see the module docstring)
+    count = _thread._count
+    AVAILABLE = False
+else:
+    AVAILABLE = True
+
+__all__ = ["AVAILABLE", "count"]
