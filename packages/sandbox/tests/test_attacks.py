@@ -1068,6 +1068,34 @@ def test_a_thread_being_torn_down_cannot_change_a_checked_value(pool):
     assert verdict.status is Status.FAILED and "test_small fail" in verdict.message, verdict
 
 
+# Round 28: no thread at all. A finalizer of the program's cyclic garbage, re-armed at every collection
+# (threshold 1, the gc module named at run time), ran in the tests' own thread whenever it allocated; it
+# read the returned list's reference count to see the value walk start and end, then put always-equal
+# objects in the list before the test unpacked and compared it (4 samples in 4 passed). The collector
+# now runs only while a call of the program's runs.
+COLLECTED_FINALIZER = (
+    "import sys\n_g = __import__('g' + 'c')\nstate = {'r': None, 'high': False}\n"
+    "class Same:\n    def __eq__(self, other):\n        return True\n"
+    "    def __ne__(self, other):\n        return False\n    __hash__ = object.__hash__\n"
+    "class Again:\n    def __init__(self):\n        self.me = self\n    def __del__(self):\n"
+    "        r = state['r']\n        if r is not None:\n            c = sys.getrefcount(r)\n"
+    "            if c >= 8:\n                state['high'] = True\n"
+    "            elif state['high'] and c <= 6:\n                r[0] = Same(); r[1] = Same()\n"
+    "                state['r'] = None\n        Again()\nAgain()\n"
+    "def mean_stdev(values):\n    r = [0.0, 0.0]\n    state['r'], state['high'] = r, False\n"
+    "    _g.set_threshold(1)\n    return r\n")
+MEAN_STDEV_TEST = ("import unittest\nclass TestMean(unittest.TestCase):\n    def test_mean_and_stdev(self):\n"
+                   "        mean, stdev = mean_stdev([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0])\n"
+                   "        self.assertAlmostEqual(mean, 5.0)\n"
+                   "        self.assertAlmostEqual(stdev, 2.138089935299395)\n")
+
+
+def test_a_finalizer_of_the_programs_garbage_cannot_change_a_checked_value(pool):
+    for _ in range(3):
+        verdict = pool.run(UnittestJob(program=COLLECTED_FINALIZER, test=MEAN_STDEV_TEST))
+        assert verdict.status is Status.FAILED and "0.0 != 5.0" in verdict.message, verdict
+
+
 # Round 12: unittest's shared defaultTestLoader is an instance, whose own attributes the bindings guard
 # did not watch. The program gave it a loadTestsFromTestCase loading subclasses with empty tests under
 # the same names (every test passed), or test-name patterns leaving an inherited test out (never

@@ -129,7 +129,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     request, reply = _thread.allocate_lock(), _thread.allocate_lock()
     request.acquire()
     reply.acquire()
-    result._cf_send = hand_over = _HandOver((request, reply, gc.isenabled, gc.disable, gc.enable))
+    result._cf_send = hand_over = _HandOver((request, reply, gc.disable))
     # CPython hands a Python signal handler the frame it interrupted: from here on no signal action can
     # be set (seccomp; a fresh `_signal` module gets no further). Handlers run in this thread only.
     if not syscall_filter.refuse_signal_handlers():
@@ -169,24 +169,22 @@ def _stop_program_code(is_trusted):
 
 
 class _HandOver(tuple):
-    # (request lock, reply lock, gc.isenabled, gc.disable, gc.enable). Called in the tests' thread with
-    # a message: wakes the harness's thread and waits until it has read the message off this very frame
+    # (request lock, reply lock, gc.disable). Called in the tests' thread with a message: wakes the
+    # harness's thread and waits until it has read the message off this very frame
     # (_Harness.authenticate), whose caller is who sent it. A tuple: no attribute or cell to rewrite
     # (doing so could only stall the run into its time-out: the harness reads nothing here but the
-    # stack). The collector is off from before the harness wakes until this thread runs again, and
-    # only this thread turns it back on: a collection in the harness's thread would run the program's
-    # finalizers there (and end the child: _stop_program_code), which a thread of the program's that
-    # kept allocating while the collector was off made all but certain at the harness's next
-    # allocation (round 10's regression pass: 9 samples in 10 of a correct program).
+    # stack). The collector is off before the harness wakes: a collection in the harness's thread would
+    # run the program's finalizers there (and end the child: _stop_program_code), which a thread of the
+    # program's that kept allocating while the collector was off made all but certain at the harness's
+    # next allocation (round 10's regression pass: 9 samples in 10 of a correct program). Outside the
+    # program's calls the collector stays off (guarded_calls: a collection in the tests' code ran a
+    # finalizer of the program's after a value's check, round 28), so nothing turns it back on here.
     __slots__ = ()
 
     def __call__(self, message: tuple) -> None:
-        collecting = self[2]()
-        self[3]()
+        self[2]()
         self[0].release()
         self[1].acquire()
-        if collecting:
-            self[4]()
 
 
 class _Harness:
@@ -435,21 +433,25 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     module = types.ModuleType(module_name)
     module.__file__ = f"{module_name}.py"
     sys.modules[module_name] = module
-    # The counter, and its count, taken before the program runs (the harness's thread, this one and
-    # the preload's; the program's come after).
-    thread_count = in_process_guard.thread_states.count
-    threads = (thread_count, thread_count())
+    # What the checks of the program's calls use, taken before the program runs: the thread-state
+    # counter and its count now (the harness's thread, this one and the preload's; the program's come
+    # after), and the collector's switches (guarded_calls).
+    thread_count, collector_off = in_process_guard.thread_states.count, gc.disable
+    controls = (thread_count, thread_count(), gc.enable, collector_off)
     try:
         exec(compile(program, f"{module_name}.py", "exec"), module.__dict__)
     except BaseException as exc:  # the program's failure to load is its verdict
         hand_over(("failed", f"{type(exc).__name__}: {exc}"))
         return
+    # From here on the collector runs only while a call of the program's runs (guarded_calls): a
+    # collection in the tests' own code would run finalizers of the program's garbage there.
+    collector_off()
     hand_over(("loaded",))
     try:
         # `tests` is read off this frame by the harness (_Harness.handle, "ready").
         tests, suite = _load_tests(module, module_name, test_code, class_names,  # noqa: RUF059
                                    before, call_checks, is_trusted, libraries, unittest, loader,
-                                   threads)
+                                   controls)
     except BaseException as exc:
         hand_over(("failed", f"the tests did not load: {type(exc).__name__}: {exc}"))
         return
@@ -471,7 +473,7 @@ def _become_main_thread(harness_thread: int) -> None:
 
 
 def _load_tests(module, module_name, test_code, class_names, before, call_checks, is_trusted, libraries,
-                unittest, loader, threads):
+                unittest, loader, controls):
     """(the test module, with the program's names guarded, run; the suite of its test classes)."""
     builtins_names = frozenset(vars(builtins))
     # Checks when a guarded call returns; the test module joins them once it exists (a program
@@ -490,7 +492,7 @@ def _load_tests(module, module_name, test_code, class_names, before, call_checks
                            if type(k) is str and not str.startswith(k, "__") and k not in _MODULE_HOOKS
                            and k not in builtins_names})
     in_process_guard.guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted,
-                                 harness_intact, libraries, threads)
+                                 harness_intact, libraries, controls)
     sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
     after_load = in_process_guard.Snapshot()

@@ -103,7 +103,7 @@ def _checked_items(source, check, error, base_exception):
 
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
-                 thread_count, threads_before):
+                 thread_count, threads_before, collector_on, collector_off):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values only: the bindings are checked at the
@@ -116,6 +116,12 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     thread's thread-local finalizers ran on after `_thread._count()` had gone down); `threads_before`:
     its value before the program was loaded.
 
+    The collector (`collector_on`/`collector_off`: gc.enable, gc.disable) runs only while the call
+    runs: off from the moment it returns, before any check, so no collection in the tests' own code
+    runs a finalizer of the program's garbage after the value was checked (red-team round 28: a
+    finalizer re-arming itself at every collection watched the walk's progress and rewrote the list
+    once it was over).
+
     It holds each call's arguments until the next call: objects of the program's put among them (the
     test's temporary list) died as the call returned, and their `__del__` rewrote the checked value
     before the test compared it. They now die here, before the next call's checks."""
@@ -124,7 +130,9 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         how, result, arguments = yield finding
         if how == "start":  # builtins' version as the call starts: no change of theirs is the program's
             finding, started = None, builtins_version()
+            collector_on()
             continue
+        collector_off()
         if arguments is not None:
             held = arguments  # noqa: F841 - kept alive; the previous call's die here, before the checks
         # The guard's own modules first (the walk below uses them), then the walk, then the bindings:
@@ -153,7 +161,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
 def guard_calls(
     namespace: dict, filename: str, changes: Callable[[], list[str]],
     is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
-    libraries: tuple, threads: tuple[Callable[[], int], int] | None = None,
+    libraries: tuple, controls: tuple | None = None,
 ) -> None:
     """Replace, in place, each function `namespace` defines in the program (`filename`), and each other
     callable of the program's that a test may call (see _calls_program), by a GuardedFunction: when a
@@ -162,15 +170,16 @@ def guard_calls(
     program's special methods. Either finding raises, failing the test with an error that names it.
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
-    ran. `threads`: (thread_states.count, its value before the program was loaded), both taken before
-    the program ran (None: not checked)."""
+    ran. `controls`: (thread_states.count, its value before the program was loaded, gc.enable,
+    gc.disable), all taken before the program ran (None: threads not counted, collector left alone)."""
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
-    thread_count, threads_before = threads or (int, 1 << 30)
+    thread_count, threads_before, collector_on, collector_off = controls or (int, 1 << 30, int, int)
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
-                                  builtins_version, thread_count, threads_before)
+                                  builtins_version, thread_count, threads_before, collector_on,
+                                  collector_off)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
                                                builtins.BaseException, _LAZY, _checked_items, builtins.type))
