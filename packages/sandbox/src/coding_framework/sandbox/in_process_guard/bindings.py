@@ -10,8 +10,6 @@ import functools
 import sys
 import types
 from collections.abc import Callable, Iterable
-from itertools import repeat
-from operator import is_ as _is
 
 from coding_framework.sandbox.in_process_guard.audit_hook import CodeSet, _try_import
 from coding_framework.sandbox.in_process_guard.returned_values import (
@@ -33,6 +31,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _type,
     _untrusted_method,
     _unwrap,
+    all_exact_str,
 )
 
 MAX_FINDINGS = 5  # changed bindings listed per check
@@ -411,11 +410,10 @@ def _six_lazy_attribute(value: object, is_trusted: Callable[[types.CodeType], bo
     return False
 
 
-def _str_list(value: object, _type=type, _sum=sum, _map=map, _len=len, _is=_is, _repeat=repeat, _str=str,
-              _list=list) -> bool:
-    """Whether `value` is a list of exact strs (what copyreg._slotnames caches), counted in C. The
-    builtins it uses are its defaults, taken at import: the program may rebind the module's."""
-    return _type(value) is _list and _sum(_map(_is, _map(_type, value), _repeat(_str))) == _len(value)
+def _str_list(value: object, _type=type, _list=list, _all_str=all_exact_str) -> bool:
+    """Whether `value` is a list of exact strs (what copyreg._slotnames caches). What it calls are its
+    defaults, taken at import: the program may rebind the module's."""
+    return _type(value) is _list and _all_str(value)
 
 
 _TYPE_QUALNAME = type.__dict__["__qualname__"].__get__
@@ -487,14 +485,12 @@ def _own_function(func: types.FunctionType, own_code: CodeSet,
     return False
 
 
-def str_keyed_copy(namespace, _sum=sum, _map=map, _len=len, _str=str, _repeat=repeat) -> dict | None:
+def str_keyed_copy(namespace, _all_str=all_exact_str) -> dict | None:
     """A copy of a dict or a class's mappingproxy, made in C (no key's `__hash__` or `__eq__` runs), or
-    None when a key is not an exact str (counted in C too: `map(is_, map(type, ...))`). The builtins it
-    uses are its defaults, taken at import: the program may rebind the module's."""
+    None when a key is not an exact str (all_exact_str). What it calls are its defaults, taken at
+    import: the program may rebind the module's."""
     copy = namespace.copy()
-    if _sum(_map(_is, _map(_type, copy), _repeat(_str))) != _len(copy):
-        return None
-    return copy
+    return copy if _all_str(copy) else None
 
 
 def _shared_objects() -> list[tuple[str, Callable[[], object]]]:

@@ -203,7 +203,7 @@ def foreign_answerer(
             inside.extend(arrays)
             out.extend(_pandas_labels(own, detail))
             cache = own.get("_cache")
-            if _type(cache) is _DICT and _str_keyed(cache):
+            if _type(cache) is _DICT and all_exact_str(cache):
                 engine = cache.get("_engine")
                 if engine is not None and not _pandas_made(_type(engine), is_trusted):
                     return f"a pandas {detail} whose lookup engine pandas did not make"
@@ -258,7 +258,7 @@ class _ClassFacts(typing.NamedTuple):
 
 def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
     for klass in (*_MRO(kind), *_MRO(_type(kind))):
-        if not _str_keyed(_CLASS_DICT(klass)):
+        if not all_exact_str(_CLASS_DICT(klass)):
             refused = (f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)} holds a name that is not a str (a "
                        "lookup on it runs the program's code)")
             return _ClassFacts(refused, False, None, None, [], None, ([], None, {}, {}), (_AS_NOTHING, None),
@@ -476,7 +476,7 @@ def _foreign_internals(own: dict | None, name: str,
     23: a manager of the program's handed `tolist()` always-equal objects, and its `arrays` property
     rewrote the value during the walk's own read). Read from the dict, never as attributes; `own` must
     have exact-str keys. A name, or None when all is pandas'."""
-    if own is None or not _str_keyed(own):
+    if own is None or not all_exact_str(own):
         return "instance namespace"
     if name in ("Series", "DataFrame"):
         manager = own.get("_mgr")
@@ -549,7 +549,7 @@ def _pandas_arrays(own: dict, name: str) -> list:
         return [_object_getattribute(block, "values") for block in blocks]
     if "_levels" in own:
         spaces = [_instance_dict_of(level) for level in own["_levels"]]
-        return [space["_data"] for space in spaces if _type(space) is _DICT and _str_keyed(space)
+        return [space["_data"] for space in spaces if _type(space) is _DICT and all_exact_str(space)
                 and "_data" in space]
     return [own["_data"]] if "_data" in own else []  # (a RangeIndex holds a range)
 
@@ -570,16 +570,15 @@ def _instance_dict_of(item: object) -> dict | None:
 def _foreign_dtype(arrays: list, is_trusted: Callable[[types.CodeType], bool],
                    known_arrays: frozenset = frozenset()) -> str | None:
     """The class of an array type among a pandas container's `arrays` (_pandas_arrays) that neither
-    numpy (C) nor pandas made: a pandas ExtensionArray of the
+    numpy (C) nor pandas made (_pandas_made: every class of its MRO): a pandas ExtensionArray of the
     program's, whose `dtype` and methods are its code. `known_arrays`: the ExtensionArray classes that
-    existed before the program ran (library_types), pandas' nullable ones among them (IntegerArray
-    defines no function of its own that would show who made it)."""
+    existed before the program ran (library_types)."""
     for array in arrays:
         kind = _type(array)
         if _numpy_ndarray(kind) is not None and not _FLAGS(kind) & _HEAP_TYPE:
             continue
         known = _any(kind is array for array in known_arrays)  # (by identity, see _ids)
-        if not known and not _made_in(kind, "pandas.", is_trusted):
+        if not known and not _pandas_made(kind, is_trusted):
             return _QUALNAME(kind)
     return None
 
@@ -1007,7 +1006,7 @@ def _instance_state(item: object, kind: type, layout: tuple, skip: tuple[str, ..
     own = _instance_dict(item, kind, layout)
     if own is None:
         return state
-    if skip and _str_keyed(own):
+    if skip and all_exact_str(own):
         return state + [value for name, value in own.items() if name not in skip]
     return state + _list(_dict_values(own))
 
@@ -1034,7 +1033,7 @@ def _method_set_on_instance(
     own = _instance_dict(item, kind, layout)
     if not own:
         return None
-    if not _str_keyed(own):
+    if not all_exact_str(own):
         # A str subclass (or any other key) equal to an attribute's name is found by attribute lookup,
         # which compares with its `__eq__`: over a method it went unseen here (red-team round 23).
         return f"a {_QUALNAME(kind)} whose attributes include a name that is not an exact str"
@@ -1222,10 +1221,12 @@ def _maker(klass: type, is_trusted: Callable[[types.CodeType], bool]) -> str | N
 _CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, whatever its metaclass says
 
 
-def _str_keyed(space) -> bool:
-    """Whether every key of a dict (or a class's mappingproxy) is an exact str: counted in C, with no
-    key's `__hash__` or `__eq__` run."""
-    return _sum(_map(_is, _map(_type, space), _repeat(str))) == _len(space)
+def all_exact_str(items, _sum=_sum, _map=_map, _is=_is, _type=_type, _repeat=_repeat, _str=str,
+                  _len=_len) -> bool:
+    """Whether every item of `items` (a list; the keys of a dict or a class's mappingproxy) is an exact
+    str, counted in C: no item's `__hash__`, `__eq__` or `__str__` runs. What it calls are its
+    defaults, taken at import, so the harness's side (bindings) uses it whatever the program rebinds."""
+    return _sum(_map(_is, _map(_type, items), _repeat(_str))) == _len(items)
 
 
 def _namespace(klass: type):
@@ -1234,7 +1235,7 @@ def _namespace(klass: type):
     there runs its `__hash__` or `__eq__` at any lookup of a name with the same hash, or any set
     membership test of it; a class holding one is refused where the walk meets it (_class_facts)."""
     space = _CLASS_DICT(klass)
-    if _str_keyed(space):
+    if all_exact_str(space):
         return space
     return {name: attr for name, attr in space.items() if _type(name) is str}
 
@@ -1242,4 +1243,4 @@ def _namespace(klass: type):
 def _str_get(space: object, key: str, default: object = None) -> object:
     """`space.get(key, default)` for a dict whose keys are all exact strs (a module's namespace, an
     instance's `__dict__`, both the program's to add any key to); `default` for anything else."""
-    return space.get(key, default) if _type(space) is _DICT and _str_keyed(space) else default
+    return space.get(key, default) if _type(space) is _DICT and all_exact_str(space) else default
