@@ -1096,6 +1096,82 @@ def test_a_finalizer_of_the_programs_garbage_cannot_change_a_checked_value(pool)
         assert verdict.status is Status.FAILED and "0.0 != 5.0" in verdict.message, verdict
 
 
+# Round 29: an object of the program's left in a registry the process shares, which library code in
+# the test called after the value's check, in the tests' own thread. A warnings filter whose message
+# pattern's `match` ran when `assertEquals` (a deprecated alias) warned; a class with its own
+# `__subclasscheck__` registered on collections.abc's ABCs, which matplotlib's isinstance checks
+# reached while the test read the tick labels (the program bumped the ABCs' cache version as it
+# returned). Each rewrote the returned value before the comparison (1 in 1, 3 in 3 passed). The tests'
+# thread is now watched: the program's code entered from library code outside its calls is an error.
+SAME = ("class Same:\n    def __eq__(self, other):\n        return True\n"
+        "    def __ne__(self, other):\n        return False\n    __hash__ = object.__hash__\n")
+IN_A_SHARED_REGISTRY = {
+    "a warnings filter": (
+        "import warnings\n" + SAME + "state = {'r': None}\n"
+        "class Pattern:\n    def match(self, text):\n        r = state['r']\n        if r is not None:\n"
+        "            state['r'] = None\n            r[:] = [Same() for _ in r]\n        return False\n"
+        "warnings.filters.insert(0, ('ignore', Pattern(), Warning, None, 0))\n"
+        "warnings._filters_mutated()\n"
+        "def double(data):\n    r = [0] * len(data)\n    state['r'] = r\n    return r\n",
+        "import unittest\nclass TestDouble(unittest.TestCase):\n    def test_double(self):\n"
+        "        self.assertEquals(double([1, 2, 3]), [2, 4, 6])\n",
+        "Pattern.match"),
+    "a subclass hook on collections.abc": (
+        "import collections.abc as abcs\nimport matplotlib\nmatplotlib.use('Agg')\n"
+        "import matplotlib.pyplot as plt\n" + SAME + "state = {'ax': None}\n"
+        "class Meta(type):\n    def __subclasscheck__(cls, sub):\n        ax = state['ax']\n"
+        "        if ax is not None:\n            state['ax'] = None\n            for p in ax.patches:\n"
+        "                p._height = Same()\n        return False\n"
+        "class Hook(metaclass=Meta):\n    pass\n"
+        "for abc in (abcs.Iterable, abcs.Sized, abcs.Container, abcs.Collection, abcs.Sequence,\n"
+        "            abcs.Mapping, abcs.Hashable, abcs.Callable, abcs.Set, abcs.MutableSequence,\n"
+        "            abcs.MutableMapping, abcs.Iterator):\n    abc.register(Hook)\n"
+        "def bars(data):\n    fig, ax = plt.subplots()\n    ax.bar(range(len(data)), [0] * len(data))\n"
+        "    ax.set_title('Hist')\n    abcs.Iterable.register(type('Fresh', (), {}))\n"
+        "    state['ax'] = ax\n    return ax\n",
+        "import unittest\nimport matplotlib.pyplot as plt\nclass TestBars(unittest.TestCase):\n"
+        "    def test_bars(self):\n        ax = bars([1, 2, 3])\n"
+        "        self.assertEqual(ax.get_title(), 'Hist')\n"
+        "        labels = [t.get_text() for t in ax.get_xticklabels()]\n"
+        "        self.assertEqual(len(labels), len(ax.get_xticks()))\n"
+        "        self.assertEqual([p.get_height() for p in ax.patches], [1, 2, 3])\n"
+        "        plt.close('all')\n",
+        "Meta.__subclasscheck__"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(IN_A_SHARED_REGISTRY))
+def test_the_programs_code_run_by_library_code_outside_its_calls_is_found(pool, route):
+    program, test, culprit = IN_A_SHARED_REGISTRY[route]
+    for _ in range(2):
+        verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
+        assert verdict.status is Status.ERROR, verdict
+        assert f"the program's code ran in the tests' thread outside its calls ({culprit})" in verdict.message
+
+
+# Found while building the watch: the value a coroutine of the program's returns was never looked at.
+# An `async def` returning an always-equal object passed `assertEqual(asyncio.run(...), 4)`, awaited
+# directly or among the test's own coroutines. A coroutine returned is now handed on as one of the
+# guard's, whose steps run as the program's calls and whose value is checked as it returns.
+ASYNC_TEST = ("import unittest, asyncio\nclass TestAsync(unittest.TestCase):\n    def test_run(self):\n"
+              "        self.assertEqual(asyncio.run(double(2)), 4)\n    def test_gathered(self):\n"
+              "        async def both():\n"
+              "            return await double(1), await asyncio.gather(double(3))\n"
+              "        self.assertEqual(asyncio.run(both()), (2, [6]))\n")
+
+
+def test_what_a_coroutine_of_the_programs_returns_is_checked(pool):
+    cheat_program = SAME + "async def double(x):\n    return Same()\n"
+    cheat = pool.run(UnittestJob(program=cheat_program, test=ASYNC_TEST))
+    assert cheat.status is Status.ERROR and "Same.__eq__ is the program's" in cheat.message, cheat
+    honest = ("import asyncio\nasync def twice(x):\n    await asyncio.sleep(0)\n    return 2 * x\n"
+              "async def double(x):\n    parts = await asyncio.gather(twice(x), asyncio.sleep(0.01))\n"
+              "    return parts[0]\n")
+    assert pool.run(UnittestJob(program=honest, test=ASYNC_TEST)).status is Status.PASSED
+    wrong = pool.run(UnittestJob(program=honest.replace("2 * x", "3 * x"), test=ASYNC_TEST))
+    assert wrong.status is Status.FAILED and "6 != 4" in wrong.message, wrong
+
+
 # Round 12: unittest's shared defaultTestLoader is an instance, whose own attributes the bindings guard
 # did not watch. The program gave it a loadTestsFromTestCase loading subclasses with empty tests under
 # the same names (every test passed), or test-name patterns leaving an inherited test out (never

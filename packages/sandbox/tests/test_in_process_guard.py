@@ -194,6 +194,64 @@ class T(unittest.TestCase):
         self.assertEqual(task_func([1, 2]), [4, 6])
 ''',
     ),
+    # The tests' own code calls the program's by name outside its calls (outside_calls lets it): a
+    # class's constructor and methods, a generator the test leaves half-used.
+    "objects-and-generators-of-the-program": (
+        '''
+class Counter:
+    def __init__(self, start):
+        self.value = start
+    def add(self, n):
+        self.value += n
+        return self
+def task_func(start):
+    return Counter(start).add(1).value
+def evens(n):
+    for i in range(n):
+        yield 2 * i
+''',
+        '''
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        self.assertEqual(Counter(1).add(2).value, 3)
+        self.assertEqual(task_func(5), 6)
+    def test_b(self):
+        items = evens(10)
+        self.assertEqual(next(items), 0)
+        self.assertEqual(task_func(0), 1)
+''',
+    ),
+    # Library objects holding the program's functions, which the test makes the library call: the
+    # watch lets library code call a function found in a value the program's call returned.
+    "callbacks-in-returned-library-objects": (
+        '''
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FuncFormatter
+def task_func(values):
+    fig, ax = plt.subplots()
+    ax.plot(values)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, pos: f"{y:.0f}%"))
+    return ax
+def scaler(k):
+    return np.vectorize(lambda x: k * x)
+''',
+        '''
+import unittest
+import matplotlib.pyplot as plt
+class T(unittest.TestCase):
+    def test_a(self):
+        ax = task_func([1, 2, 3])
+        ax.figure.canvas.draw()
+        self.assertTrue(all(t.get_text().endswith("%") for t in ax.get_yticklabels() if t.get_text()))
+        plt.close("all")
+    def test_b(self):
+        self.assertEqual(list(scaler(3)([1, 2])), [3, 6])
+''',
+    ),
     "stdout-capture-ast": (
         '''
 import io, sys, ast, re, itertools, collections
@@ -682,3 +740,56 @@ def test_thread_states_counts_threads_not_yet_run_and_threads_being_torn_down():
     leave.set()
     assert torn_down == (base + 1, base_running)
     assert _until(lambda: count() == base)
+
+
+# The watch on the tests' thread (outside_calls), in a process of its own: it is set once per process.
+WATCH_SCRIPT = '''
+from coding_framework.sandbox.in_process_guard import outside_calls as watch
+program = compile("class Hook:\\n    def __eq__(self, other):\\n        return True\\n"
+                  "    def method(self):\\n        return helper()\\n"
+                  "def helper():\\n    return 1\\n", "solution.py", "exec")
+tests = compile("def test(ns):\\n    return ns['Hook']().method()\\n", "tests.py", "exec")
+def codes(code):
+    found = {id(code): code}
+    for const in code.co_consts:
+        if type(const) is type(code):
+            found.update(codes(const))
+    return found
+def library(a, b):  # library code comparing what it is handed
+    return a == b
+def harness(function, *args):  # pauses the watch for a call of the program's
+    watch.pause()
+    try:
+        return function(*args)
+    finally:
+        watch.resume()
+def main():
+    watch.watch(codes(program), codes(tests), {}, (harness.__code__, main.__code__))
+    ns, test_ns = {}, {}
+    exec(program, ns)
+    exec(tests, test_ns)
+    watch.resume()
+    print("loaded", watch.ran(), watch.paused())
+    print("in a call", harness(ns["helper"]), watch.ran())
+    print("called by the tests", test_ns["test"](ns), watch.ran())
+    try:
+        (lambda: watch.pause())()
+    except RuntimeError as exc:
+        print("refused", exc)
+    print("compared by a library", library(ns["Hook"](), 5), watch.ran(), watch.paused())
+main()
+'''
+
+
+def test_the_watch_finds_the_programs_code_entered_from_library_code_only():
+    import subprocess
+    done = subprocess.run([sys.executable, "-c", WATCH_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "loaded None 0",  # the program's load runs paused
+        "in a call 1 None",
+        "called by the tests 1 None",  # a method called by name by the tests' code, and what it calls
+        "refused sandbox: only the harness pauses its watch",
+        "compared by a library True Hook.__eq__ 0",  # a special method entered from library code
+    ]
+    assert guard.outside_calls.AVAILABLE, "the compiled watch is missing: run tools/setup (needs gcc)"

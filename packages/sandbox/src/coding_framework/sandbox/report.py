@@ -8,7 +8,7 @@ LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "mount_namespa
           "uts_namespace", "no_nested_namespaces", "no_file_watches", "fresh_pid_counter", "private_proc",
           "readonly_root", "unprivileged_candidate", "rlimits", "syscall_filter", "cgroup_limits",
           "scrubbed_environment", "wall_clock_kill", "capped_output",
-          "thread_state_count")
+          "thread_state_count", "program_code_watch")
 
 
 @dataclass(frozen=True)
@@ -69,5 +69,8 @@ def from_zygote(report: dict) -> IsolationReport:
         # unittest jobs refuse a call returning while any thread of the program's could still run
         # Python code, counted by the compiled counter (in_process_guard/thread_states.py).
         "thread_state_count": bool(report.get("thread_states")),
+        # unittest jobs refuse the program's code run in the tests' thread outside its calls, seen by
+        # the compiled watch (in_process_guard/outside_calls.py).
+        "program_code_watch": bool(report.get("outside_calls")),
     }
     return IsolationReport(layers=layers, details=report)

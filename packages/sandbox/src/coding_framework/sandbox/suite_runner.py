@@ -137,7 +137,8 @@ def run_in_child(chan: wire.FdChannel) -> int:
                                   "(seccomp), which unittest jobs need")
         return 1
     harness_frames = in_process_guard.install_audit_hook(roots, trusted_code, main_thread=_thread.get_ident(),
-                                                         trace=_stop_program_code(harness_trusts))
+                                                         trace=_stop_program_code(harness_trusts),
+                                                         profile_setters=_WATCH_PAUSERS)
     # The tests' thread gets its arguments from the C call that starts it: no Thread object holds them.
     tests_thread = []
     tests_top = lambda: harness_frames().get(tests_thread[0])  # noqa: E731 - made before the thread starts
@@ -210,6 +211,8 @@ class _Harness:
         self.own_code = own_code
         self.foreign_in_class = in_process_guard.foreign_in_class
         self.str_keyed_copy = in_process_guard.str_keyed_copy
+        watch = in_process_guard.outside_calls
+        self.outside_ran, self.paused = watch.ran, watch.paused
         self.guarded_type = in_process_guard.GuardedFunction
         self.module_namespace = types.ModuleType.__dict__["__dict__"].__get__
         self.changes = self.make_checker(self.snapshots, is_trusted, harness_side=True)
@@ -396,6 +399,11 @@ class _Harness:
         found = self.changes()
         if found:
             raise Tampering("; ".join(found))
+        ran = self.outside_ran()
+        if ran is not None:  # (a C function's answer: an exact str or None)
+            raise Tampering(f"the program's code ran in the tests' thread outside its calls ({ran})")
+        if self.paused():  # (no call of the program's runs at a hand-over: a pause left behind)
+            raise Tampering("the watch on the tests' thread was left paused")
         self.check_test_classes()
         for outcome in self.held:
             self.report(*outcome)
@@ -435,17 +443,29 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     sys.modules[module_name] = module
     # What the checks of the program's calls use, taken before the program runs: the thread-state
     # counter and its count now (the harness's thread, this one and the preload's; the program's come
-    # after), and the collector's switches (guarded_calls).
+    # after), the collector's switches, and the watch on this thread (guarded_calls, outside_calls).
     thread_count, collector_off = in_process_guard.thread_states.count, gc.disable
-    controls = (thread_count, thread_count(), gc.enable, collector_off)
+    watch = in_process_guard.outside_calls
+    resume, start_watch = watch.resume, watch.watch
+    controls = [thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
+                watch.allow]
     try:
-        exec(compile(program, f"{module_name}.py", "exec"), module.__dict__)
+        code = compile(program, f"{module_name}.py", "exec")
+        # The program's code is what its source compiles to (it can make none later): watched from the
+        # first resume below on, paused while the program loads and during each of its calls. The
+        # tests' own code may call it by name (a method of an object it returned, `from solution
+        # import f`).
+        token = start_watch(in_process_guard.code_objects(code).by_id,
+                            in_process_guard.code_objects(test_code).by_id, _WATCH_FREE, _WATCH_PAUSERS)
+        controls = (*controls, token)  # (held in this frame and the checks' only: `allow` asks for it)
+        exec(code, module.__dict__)
     except BaseException as exc:  # the program's failure to load is its verdict
         hand_over(("failed", f"{type(exc).__name__}: {exc}"))
         return
     # From here on the collector runs only while a call of the program's runs (guarded_calls): a
     # collection in the tests' own code would run finalizers of the program's garbage there.
     collector_off()
+    resume()
     hand_over(("loaded",))
     try:
         # `tests` is read off this frame by the harness (_Harness.handle, "ready").
@@ -462,6 +482,15 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
         hand_over(("failed", f"the run stopped: {type(exc).__name__}: {exc}"))
         return
     hand_over(("done",))
+
+
+# The harness's code that may pause and resume the watch on the tests' thread (outside_calls), and
+# code beside the tests' own whose frames may enter the program's while it runs: the guard's generator
+# handing out the items of a generator the program returned (its body is the program's, checked item
+# by item).
+_WATCH_PAUSERS = (in_process_guard.GuardedFunction.__call__.__code__,
+                  in_process_guard.guarded_calls.CheckedCoroutine._step.__code__, _tests_thread.__code__)
+_WATCH_FREE = {id(code): code for code in (in_process_guard.guarded_calls._checked_items.__code__,)}
 
 
 def _become_main_thread(harness_thread: int) -> None:

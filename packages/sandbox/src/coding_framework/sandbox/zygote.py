@@ -125,6 +125,7 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     report["syscall_filter"] = syscall_filter.install()
     # unittest jobs' count of thread states (compiled; the fallback counts less: thread_states.py).
     report["thread_states"] = suite_runner.in_process_guard.thread_states.AVAILABLE
+    report["outside_calls"] = suite_runner.in_process_guard.outside_calls.AVAILABLE  # (its watch: the same)
     # As init of its own PID namespace, every sample's pids start at 2: see isolation.open_pid_counter.
     pid_counter = isolation.open_pid_counter() if init else None
     report["pid_counter_reset"] = pid_counter is not None

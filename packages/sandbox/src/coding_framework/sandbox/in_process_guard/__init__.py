@@ -1,6 +1,7 @@
 """Run-time defences for unittest jobs, where trusted tests and the candidate share one process.
 
-One module per layer: audit_hook (1), bindings (2), guarded_calls, returned_values and thread_states (3).
+One module per layer: audit_hook (1), bindings (2), guarded_calls, returned_values, thread_states and
+outside_calls (3).
 
 Three layers, all set up by the child before the candidate's code first runs (see suite_runner):
 
@@ -41,7 +42,10 @@ Three layers, all set up by the child before the candidate's code first runs (se
    always true would answer the test's assertEqual with the program's logic; in function-call jobs
    only plain data crosses, here this check stands in for that). A call returning while a thread of
    the program's could still run Python code (counted among the interpreter's thread states) is
-   refused: that thread could change the value after its check.
+   refused: that thread could change the value after its check. The program's code may run in the
+   tests' thread only within its calls: a C profile function watches the thread in between, and the
+   program's code entered there from library or test code (a registry entry of the program's that
+   library code calls: a warnings filter, an ABC's subclass hook) makes the sample an error.
 
 The harness's state is kept where the program cannot reach it: the key, the reporter and the
 harness's own record of the bindings live in the child's main thread, where none of the program's code
@@ -59,7 +63,7 @@ what it fetches (a third-party helper this package does not know) is not refused
 where the candidate never shares a process with the tests, are not exposed to any of this.
 """
 
-from coding_framework.sandbox.in_process_guard import thread_states
+from coding_framework.sandbox.in_process_guard import outside_calls, thread_states
 from coding_framework.sandbox.in_process_guard.audit_hook import (
     FRAME_HELPERS,
     GUARDED_ATTRIBUTES,
@@ -96,6 +100,7 @@ __all__ = [
     "ANSWERING_METHODS", "FRAME_HELPERS", "GUARDED_ATTRIBUTES", "GUARDED_EVENTS", "HARNESS_MODULES",
     "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CodeSet", "GuardedFunction", "Snapshot",
     "code_objects", "foreign_answerer", "foreign_in_class", "guard_calls", "install_audit_hook",
-    "library_types", "make_checker", "make_harness_check", "make_trust", "preimport", "program_made",
+    "library_types", "make_checker", "make_harness_check", "make_trust", "outside_calls", "preimport",
+    "program_made",
     "record", "refuse_array_truth", "str_keyed_copy", "thread_states", "trusted_roots",
 ]

@@ -370,7 +370,7 @@ import _imp  # noqa: E402  (its functions are held by make_trust)
 
 def install_audit_hook(
     roots: tuple[str, ...], trusted_code: CodeSet, main_thread: int | None = None,
-    trace: Callable | None = None,
+    trace: Callable | None = None, profile_setters: tuple[types.CodeType, ...] = (),
 ) -> Callable[[], dict]:
     """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life.
 
@@ -380,6 +380,9 @@ def install_audit_hook(
     the stack of the thread running the tests with it). Without, the function returned refuses.
     `trace`, if given, becomes this thread's trace function (sys.settrace) last thing before the hook
     is added (which then refuses setting another), after every import this set-up makes.
+    `profile_setters`: code objects of the harness's whose own frames (not the harness's thread) may
+    set and remove a profile function: the watch of outside_calls, which its C functions set when these
+    call them; the program cannot run code as one of them.
 
     Who asks: the first frame that is neither a FRAME_HELPER nor in a pass-through module. When that
     frame is trusted it must also name what it asks for (`_getframe`, the helper it called, the
@@ -498,6 +501,7 @@ def install_audit_hook(
     guarded, guarded_attributes = GUARDED_EVENTS, GUARDED_ATTRIBUTES
     code_attributes = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
     harness_events, frame_attributes = HARNESS_THREAD_EVENTS, FRAME_ATTRIBUTES
+    setters, is_one_of = builtins.tuple(profile_setters), any_is
     # One sys._current_frames() is let through in the harness's thread while this is True (see
     # harness_frames); a closure of the hook's own, which nothing outside this function reaches.
     allowed_once = [False]
@@ -528,6 +532,8 @@ def install_audit_hook(
         try:
             direct = getframe(1)
             reader = direct.f_code
+            if event == "sys.setprofile" and is_one_of(reader, setters):
+                return  # (outside_calls' watch, set or removed by the harness's own code: see above)
             if (event == "object.__getattr__" and args[1] in code_attributes and is_trusted(reader)
                     and reader.co_filename not in pass_files
                     and (args[1] in reader.co_names or args[1] in reader.co_consts)):
@@ -591,6 +597,14 @@ def install_audit_hook(
             allowed_once[0] = False
 
     return harness_frames
+
+
+def any_is(item: object, items: tuple) -> bool:
+    """Whether `item` is one of `items`, by identity (`in` would compare with `==`)."""
+    for candidate in items:  # noqa: SIM110 - a plain loop: `any` would be a name the program may rebind
+        if candidate is item:
+            return True
+    return False
 
 
 def _module_file(name: str) -> str | None:

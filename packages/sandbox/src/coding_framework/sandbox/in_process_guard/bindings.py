@@ -242,6 +242,7 @@ HARNESS_MODULES = ("coding_framework.sandbox.in_process_guard",
                    "coding_framework.sandbox.in_process_guard.guarded_calls",
                    "coding_framework.sandbox.in_process_guard.returned_values",
                    "coding_framework.sandbox.in_process_guard.thread_states",
+                   "coding_framework.sandbox.in_process_guard.outside_calls",
                    "coding_framework.sandbox.suite_runner", "coding_framework.sandbox.wire",
                    "coding_framework.sandbox.plain_data", "hmac", "hashlib", "types", "functools")
 

@@ -5,6 +5,7 @@ checked each time a call returns.
 from __future__ import annotations
 
 import builtins
+import collections.abc
 import types
 from collections.abc import Callable
 
@@ -18,12 +19,19 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
 
 class GuardedFunction(tuple):
     # A program function as the tests see it: (function, check, error type, bound-method type,
-    # BaseException, lazy types, _checked_items, type). A call calls the function, then `check` (the
-    # `send` of a generator whose frame alone holds the checks) with what it returned or raised: a
-    # patch in place while the exception travels to the test's handler (unittest's own, say) is found
-    # before it gets there. A generator, map or filter returned is handed on as a generator of ours
-    # that checks each item as the test takes it (what the program's code makes on demand is never seen
-    # before). A finding, or a check that no longer runs, raises. The state is a tuple and the code
+    # BaseException, lazy types, _checked_items, type, pause, resume, collector on, collector off,
+    # coroutine type, CheckedCoroutine, StopIteration). A call pauses the watch on the tests' thread
+    # (outside_calls: the program's code may run here, in its own call), turns the collector on for the
+    # call's length only (a collection in the tests' code ran a self-re-arming finalizer of the
+    # program's garbage, which rewrote a list after its check: red-team round 28), calls the function,
+    # turns the collector off, then calls `check` (the `send` of a generator whose frame alone holds the
+    # checks) with what it returned or raised: a patch in place while the exception travels to the
+    # test's handler (unittest's own, say) is found before it gets there. Then it resumes the watch (an
+    # instance of the program's own making that does not leaves it paused: found at the next
+    # hand-over). A generator, map or filter returned is handed on as a generator of ours that checks
+    # each item as the test takes it (what the program's code makes on demand is never seen before); a
+    # coroutine, as a CheckedCoroutine, whose steps run as calls and whose value is checked when it
+    # returns. A finding, or a check that no longer runs, raises. The state is a tuple and the code
     # reads no global or builtin name, so nothing reachable from an instance can be rewritten in place:
     # no closure cells, no defaults, no globals; a generator's frame is refused to the candidate by the
     # audit hook; rebinding this class's attributes is found by the bindings guard (this module is
@@ -32,26 +40,36 @@ class GuardedFunction(tuple):
 
     def __call__(self, *args, **kwargs):
         self[1](("start", None, None))
-        try:
-            result = self[0](*args, **kwargs)
-        except self[4] as raised:
+        self[8]()
+        try:  # (the watch resumes once the checks are done: they run none of the program's code)
+            self[10]()
             try:
-                finding = self[1](("raised", raised, (args, kwargs)))
-            except:  # noqa: E722 - no name to look up: `BaseException` would be read from rebindable globals
+                result = self[0](*args, **kwargs)
+            except self[4] as raised:
+                self[11]()
+                try:
+                    finding = self[1](("raised", raised, (args, kwargs)))
+                except:  # noqa: E722 - no name to look up: `BaseException` would be read from rebindable globals
+                    raise self[2]("sandbox: the checks of the program's calls were stopped") from None
+                if finding is not None:
+                    raise self[2](finding) from None
+                raise
+            self[11]()
+            kind = self[7](result)  # compared by identity: `in` would run a metaclass's __eq__ (round 23)
+            if kind is self[5][0] or kind is self[5][1] or kind is self[5][2]:
+                result = self[6](result, self[1], self[2], self[4])
+            try:
+                finding = self[1](("returned", result, (args, kwargs)))
+            except:  # noqa: E722
                 raise self[2]("sandbox: the checks of the program's calls were stopped") from None
             if finding is not None:
-                raise self[2](finding) from None
-            raise
-        kind = self[7](result)  # compared by identity: `in` would run a metaclass's __eq__ (round 23)
-        if kind is self[5][0] or kind is self[5][1] or kind is self[5][2]:
-            result = self[6](result, self[1], self[2], self[4])
-        try:
-            finding = self[1](("returned", result, (args, kwargs)))
-        except:  # noqa: E722
-            raise self[2]("sandbox: the checks of the program's calls were stopped") from None
-        if finding is not None:
-            raise self[2](finding)
-        return result
+                raise self[2](finding)
+            if kind is self[12]:
+                return self[13]((result, self[1], self[2], self[4], self[8], self[9], self[10], self[11],
+                                 self[14]))
+            return result
+        finally:
+            self[9]()
 
     def __get__(self, instance, owner=None):
         return self if instance is None else self[3](self, instance)
@@ -72,6 +90,79 @@ class GuardedFunction(tuple):
     __wrapped__ = property(lambda self: self[0])
 
 
+class CheckedCoroutine(tuple, collections.abc.Coroutine):
+    # A coroutine a call of the program's returned, as the tests and their event loop see it:
+    # (coroutine, check, error type, BaseException, pause, resume, collector on, collector off,
+    # StopIteration). Each step an awaiter takes (send, throw, close) runs the program's coroutine as a
+    # call of its own (the watch paused, the collector on for the step), and what it returns at the
+    # end, or raises, is checked as a call's value is (an awaited coroutine's value was never looked
+    # at: an `async def` returning an always-equal object passed
+    # `assertEqual(asyncio.run(task_func(2)), 4)`). State and code as GuardedFunction's: a tuple, no
+    # global read.
+    __slots__ = ()
+
+    def send(self, value):
+        return self._step(0, value)
+
+    def throw(self, kind, value=None, traceback=None):
+        return self._step(1, (kind, value, traceback))
+
+    def close(self):
+        return self._step(2, None)
+
+    def __next__(self):
+        return self._step(0, None)
+
+    def __iter__(self):
+        return self
+
+    def __await__(self):
+        return self
+
+    def __repr__(self) -> str:
+        return self[0].__repr__()
+
+    def _step(self, how, value):
+        # The watch stays paused for the coroutine's whole flight, from the step that starts it to the
+        # one it ends in: between steps its event loop runs the tasks the coroutine made (the
+        # program's code, entered from the loop's). A flight left unfinished at a hand-over is found.
+        self[1](("start", None, None))
+        if not self[0].cr_suspended:
+            self[4]()
+        landed = True
+        try:
+            self[6]()
+            try:
+                if how == 0:
+                    yielded = self[0].send(value)
+                elif how == 1:
+                    yielded = self[0].throw(*value)
+                else:
+                    yielded = self[0].close()
+            except self[8] as stop:  # its return
+                self[7]()
+                self._judge("returned", stop.value)
+                raise
+            except self[3] as raised:
+                self[7]()
+                self._judge("raised", raised)
+                raise
+            self[7]()
+            landed = not self[0].cr_suspended  # (closed)
+            return yielded
+        finally:
+            if landed:
+                self[5]()
+
+    def _judge(self, how, value):
+        try:
+            finding = self[1]((how, value, None))
+        except:  # noqa: E722 - no name to look up (see GuardedFunction)
+            raise self[2]("sandbox: the checks of the program's calls were stopped") from None
+        if finding is not None:
+            raise self[2](finding) from None
+
+
 def _checked_items(source, check, error, base_exception):
     """A generator handing on what `source` (a generator, map or filter) hands out, each item checked
     (`check(("yielded", item))`) before the test gets it; send, throw and close reach a generator
@@ -89,6 +180,8 @@ def _checked_items(source, check, error, base_exception):
             return stop.value
         finding = check(("yielded", item, None))
         if finding is not None:
+            if generator:  # closed here, where its body may run (outside_calls), not wherever it is dropped
+                source.close()
             raise error(finding)
         try:
             action, argument = "send", (yield item)
@@ -103,7 +196,7 @@ def _checked_items(source, check, error, base_exception):
 
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
-                 thread_count, threads_before, collector_on, collector_off):
+                 thread_count, threads_before, outside, allow, token):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values only: the bindings are checked at the
@@ -116,11 +209,10 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     thread's thread-local finalizers ran on after `_thread._count()` had gone down); `threads_before`:
     its value before the program was loaded.
 
-    The collector (`collector_on`/`collector_off`: gc.enable, gc.disable) runs only while the call
-    runs: off from the moment it returns, before any check, so no collection in the tests' own code
-    runs a finalizer of the program's garbage after the value was checked (red-team round 28: a
-    finalizer re-arming itself at every collection watched the walk's progress and rewrote the list
-    once it was over).
+    `outside`: outside_calls.ran, what of the program's code ran in the tests' thread outside its calls
+    (found first: whatever ran there may have changed what the checks read); `allow` (with `token`,
+    what the watch handed the harness): the functions met in a returned value that passed, which
+    library code may call outside the calls (a Flask app's views, a FuncFormatter's function).
 
     It holds each call's arguments until the next call: objects of the program's put among them (the
     test's temporary list) died as the call returned, and their `__del__` rewrote the checked value
@@ -130,21 +222,25 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         how, result, arguments = yield finding
         if how == "start":  # builtins' version as the call starts: no change of theirs is the program's
             finding, started = None, builtins_version()
-            collector_on()
             continue
-        collector_off()
         if arguments is not None:
             held = arguments  # noqa: F841 - kept alive; the previous call's die here, before the checks
         # The guard's own modules first (the walk below uses them), then the walk, then the bindings:
         # the walk reads library objects through their own code, which may be the program's (a pandas
         # ExtensionArray's `dtype`), and what that code patched is found by the bindings check after.
         found = None if how == "yielded" else harness_intact()
+        ran = outside()
+        if not found and ran is not None:
+            finding = (f"sandbox: the program's code ran in the tests' thread outside its calls ({ran}): "
+                       "it could change a value after its check")
+            continue
         if not found and thread_count() > threads_before:
             finding = (f"sandbox: {name} {how} while threads the program started are running (or ending): "
                        "they could change the value after it is checked (join them, or shut their pool down, "
                        "before returning)")
             continue
-        culprit = None if found else answerer(result, is_trusted, libraries)
+        functions = []
+        culprit = None if found else answerer(result, is_trusted, libraries, functions)
         if not found and how != "yielded":
             found = changes()
             if not found and started is not None and builtins_version() != started:
@@ -156,6 +252,8 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             continue
         finding = (f"sandbox: {name} {how} {culprit}; tests sharing the program's process compare only "
                    "values that cannot answer comparisons on the program's behalf") if culprit else None
+        if finding is None and how == "returned" and functions:
+            allow(token, functions)
 
 
 def guard_calls(
@@ -171,21 +269,32 @@ def guard_calls(
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
     ran. `controls`: (thread_states.count, its value before the program was loaded, gc.enable,
-    gc.disable), all taken before the program ran (None: threads not counted, collector left alone)."""
+    gc.disable, outside_calls.pause, .resume, .ran, .allow, the watch's token), all taken before the
+    program ran (None: threads not counted, collector left alone, nothing watched)."""
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
-    thread_count, threads_before, collector_on, collector_off = controls or (int, 1 << 30, int, int)
+    thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, token = (
+        controls or (int, 1 << 30, int, int, int, int, _nothing, _nothing_allowed, None))
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
-                                  builtins_version, thread_count, threads_before, collector_on,
-                                  collector_off)
+                                  builtins_version, thread_count, threads_before, outside, allow, token)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
-                                               builtins.BaseException, _LAZY, _checked_items, builtins.type))
+                                               builtins.BaseException, _LAZY, _checked_items, builtins.type,
+                                               pause, resume, collector_on, collector_off,
+                                               types.CoroutineType, CheckedCoroutine, builtins.StopIteration))
 
 
 _LAZY = (types.GeneratorType, map, filter)
+
+
+def _nothing() -> None:
+    return None
+
+
+def _nothing_allowed(token: object, functions: list) -> None:
+    return None
 
 
 _NEW, _CALL = frozenset({"__new__"}), frozenset({"__call__"})

@@ -77,12 +77,14 @@ _FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types
 
 
 def foreign_answerer(
-    value: object, is_trusted: Callable[[types.CodeType], bool], libraries: tuple | None = None
+    value: object, is_trusted: Callable[[types.CodeType], bool], libraries: tuple | None = None,
+    functions: list | None = None,
 ) -> str | None:
     """What in `value` (walking containers, numpy object arrays (numpy's types in `libraries`, see
     library_types), pandas containers and what instances of Python classes hold, the program's and
     libraries' alike) has a class or metaclass that takes an ANSWERING_METHODS method from untrusted
-    code, or is a library object told to equal anything; None if nothing."""
+    code, or is a library object told to equal anything; None if nothing. `functions`, if given, gets
+    the code of every function met (what library objects in the value may call: outside_calls)."""
     libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
     walked, weak_proxies, inside = [], [], []  # looked at; weakref proxies among it; see the loop
@@ -104,6 +106,8 @@ def foreign_answerer(
         budget -= 1
         seen.add(_id(item))
         walked.append(item)
+        if kind is _FUNCTION and functions is not None:
+            _functions_held(item, functions)
         known = facts.get(_id(kind))
         if known is None:
             known = facts[_id(kind)] = _class_facts(kind, is_trusted, libraries)
@@ -1219,6 +1223,21 @@ def _maker(klass: type, is_trusted: Callable[[types.CodeType], bool]) -> str | N
 
 
 _CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, whatever its metaclass says
+
+
+def _functions_held(func: types.FunctionType, found: list, depth: int = 0) -> None:
+    """Add to `found` the code of `func` and of the functions its closure holds, and theirs (a
+    decorator's wrapper around the program's view: flask_login's `login_required`)."""
+    found.append(func.__code__)
+    if depth > 8:
+        return
+    for cell in func.__closure__ or ():
+        try:
+            held = cell.cell_contents
+        except ValueError:  # (an empty cell)
+            continue
+        if _type(held) is _FUNCTION:
+            _functions_held(held, found, depth + 1)
 
 
 def all_exact_str(items, _sum=_sum, _map=_map, _is=_is, _type=_type, _repeat=_repeat, _str=str,

@@ -1,0 +1,67 @@
+"""Whether the program's code ran in the tests' thread outside the program's calls.
+
+The value walk (returned_values) and the bindings checks (bindings) judge what a call of the program's
+returned, as it returns. Code of the program's that runs in the tests' thread after that, before the
+test compares, can change the value or answer the comparison: a finalizer of its garbage that a
+collection there ran (red-team round 28, since closed by keeping the collector off there); an object
+of its own left in a registry the process shares, which library code in the test calls (round 29: a
+`warnings.filters` entry whose `match` ran when `assertEquals` warned; a class with its own
+`__subclasscheck__` registered on `collections.abc`'s ABCs, which matplotlib's `isinstance` checks
+reached). Registries of that kind are many (import finders, codec search functions, logging filters,
+numpy's error callback, copyreg, ...); rather than each, the guard watches the thread: a C profile
+function (`_outside_calls.c`) records the first frame of the program's code entered from library
+code while no call of the program's runs, and the sample is an error at the next check (a guarded
+call's return, or the hand-over after each test). The tests' own code may enter it by calling it by
+name (a method of an object the program returned, a function imported `from solution`, a class's
+`__init__`), not through special methods the interpreter calls by itself (a finalizer, a comparison);
+so may the guard's generator handing out a returned generator's items (`_checked_items`), and library
+code may call by name the program's functions found in a value a call returned (a Flask app's views, a
+FuncFormatter's function, a FunctionTransformer's: `allow`, which only the holder of the token `watch`
+returned, the harness, can tell). Such a function also put in a registry is not found when the
+registry calls it (see the package README). Each call
+of the program's pauses the watch (GuardedFunction); a pause still standing at a hand-over, where no
+call runs, is an error too. The program's code is every code object
+compiled from its source (it can make no other: compile, exec and code construction are refused to it).
+
+Honest programs whose code library code runs outside the program's calls (a callback the program
+handed to a library, which the test then triggers) are refused too (see the package README).
+
+Where the extension could not be compiled, nothing is watched (`AVAILABLE` is False; the isolation
+report names the missing layer `program_code_watch`).
+"""
+
+from __future__ import annotations
+
+try:
+    from coding_framework.sandbox.in_process_guard._outside_calls import (
+        allow,
+        pause,
+        paused,
+        ran,
+        resume,
+        watch,
+    )
+except ImportError:  # (no compiler when the package was installed: see the module docstring)
+    AVAILABLE = False
+
+    def watch(program_codes: dict, test_codes: dict, free_callers: dict, pausers: tuple) -> None:
+        return None
+
+    def allow(token: object, codes: list) -> None:
+        return None
+
+    def paused() -> int:
+        return 0
+
+    def pause() -> None:
+        return None
+
+    def resume() -> None:
+        return None
+
+    def ran() -> str | None:
+        return None
+else:
+    AVAILABLE = True
+
+__all__ = ["AVAILABLE", "allow", "pause", "paused", "ran", "resume", "watch"]
