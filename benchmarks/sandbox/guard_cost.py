@@ -16,6 +16,9 @@ sklearn, scipy imported), in the order a unittest child does it, and without the
 - plot checks:  the same walk over a returned matplotlib Axes (one line plot) and over a drawn 3x3 grid
                 of plots (every Axes' ticks and texts made), each against the time to make that value
                 in the same run (pyplot imported after the timings above, which keep their module set);
+- watched:      the tests' own code between the program's calls runs under outside_calls' watch (a C
+                profile function): drawing the 3x3 grid again with the watch running, against the
+                same drawing before it (last in the run: the watch stays for the process's life);
 - imports:      importing a set of not-yet-loaded modules (scipy.stats, sklearn.ensemble,
                 matplotlib.pyplot, PIL.Image, requests) with the guard's audit hook, with a hook that
                 does nothing (what any Python-level audit hook costs: the interpreter calls it for
@@ -105,6 +108,9 @@ def measure():
         assert guard.foreign_answerer(value, trust) is None
         found[name + "_check_ms"] = median_ms(lambda: guard.foreign_answerer(value, trust), 9)
         plt.close("all")
+    guard.outside_calls.watch({}, {}, {}, {}, (measure.__code__,), ())
+    guard.outside_calls.resume()  # (from here on this thread is watched: the C profile function is set)
+    found["grid_make_watched_ms"] = median_ms(lambda: (drawn_grid(), plt.close("all")), 9)
     return found
 
 print(json.dumps(measure()))
@@ -154,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, label in (("axes", "an Axes, one line plot"), ("grid", "a drawn 3x3 grid of plots")):
         check, make = med[name + "_check_ms"], med[name + "_make_ms"]
         print(f"| {label} | {check:.1f} | {make:.1f} | {check / make:.2f} |")
+    plain, watched = med["grid_make_ms"], med["grid_make_watched_ms"]
+    print("| the tests' own code: drawing a 3x3 grid | plain ms | watched ms | watched / plain |")
+    print("|---|---|---|---|")
+    print(f"| outside_calls' watch | {plain:.1f} | {watched:.1f} | {watched / plain:.2f} |")
     print("| late imports | median ms | x no hook | rounds |")
     print("|---|---|---|---|")
     for name, values in times.items():

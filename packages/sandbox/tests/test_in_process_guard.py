@@ -764,7 +764,8 @@ def harness(function, *args):  # pauses the watch for a call of the program's
     finally:
         watch.resume()
 def main():
-    watch.watch(codes(program), codes(tests), {}, (harness.__code__, main.__code__))
+    watch.watch(codes(program), codes(tests), {}, {id(main.__code__): main.__code__},
+                (harness.__code__, main.__code__), ())
     ns, test_ns = {}, {}
     exec(program, ns)
     exec(tests, test_ns)

@@ -448,15 +448,16 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     watch = in_process_guard.outside_calls
     resume, start_watch = watch.resume, watch.watch
     controls = [thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
-                watch.allow]
+                watch.allow, watch.launch, watch.fly, watch.land]
     try:
         code = compile(program, f"{module_name}.py", "exec")
         # The program's code is what its source compiles to (it can make none later): watched from the
         # first resume below on, paused while the program loads and during each of its calls. The
         # tests' own code may call it by name (a method of an object it returned, `from solution
         # import f`).
-        token = start_watch(in_process_guard.code_objects(code).by_id,
-                            in_process_guard.code_objects(test_code).by_id, _WATCH_FREE, _WATCH_PAUSERS)
+        tests_code = in_process_guard.code_objects(test_code).by_id
+        token = start_watch(in_process_guard.code_objects(code).by_id, tests_code, _WATCH_FREE,
+                            {**tests_code, **_call_starters(unittest)}, _CALL_PAUSERS, _FLIGHT_PAUSERS)
         controls = (*controls, token)  # (held in this frame and the checks' only: `allow` asks for it)
         exec(code, module.__dict__)
     except BaseException as exc:  # the program's failure to load is its verdict
@@ -465,7 +466,11 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     # From here on the collector runs only while a call of the program's runs (guarded_calls): a
     # collection in the tests' own code would run finalizers of the program's garbage there.
     collector_off()
-    resume()
+    try:
+        resume()
+    except BaseException as exc:  # (the profile function could not be set: no run without the watch)
+        hand_over(("failed", f"sandbox: the watch on the tests' thread did not start: {exc}"))
+        return
     hand_over(("loaded",))
     try:
         # `tests` is read off this frame by the harness (_Harness.handle, "ready").
@@ -488,9 +493,21 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
 # code beside the tests' own whose frames may enter the program's while it runs: the guard's generator
 # handing out the items of a generator the program returned (its body is the program's, checked item
 # by item).
-_WATCH_PAUSERS = (in_process_guard.GuardedFunction.__call__.__code__,
-                  in_process_guard.guarded_calls.CheckedCoroutine._step.__code__, _tests_thread.__code__)
+_CALL_PAUSERS = (in_process_guard.GuardedFunction.__call__.__code__, _tests_thread.__code__)
+_FLIGHT_PAUSERS = (in_process_guard.CheckedCoroutine._step.__code__,)
+_WATCH_PAUSERS = _CALL_PAUSERS + _FLIGHT_PAUSERS  # (the audit hook lets these set the profile function)
 _WATCH_FREE = {id(code): code for code in (in_process_guard.guarded_calls._checked_items.__code__,)}
+
+
+def _call_starters(unittest) -> dict:
+    """Code beside the tests' own that may start a call of the program's (outside_calls): unittest's
+    where it calls what a test handed it (`assertRaises(E, task_func, x)`, cleanups). Not the rest of
+    unittest's code: its deprecated aliases warn, and a warnings filter of the program's then ran a
+    GuardedFunction it had put there."""
+    case = unittest.case
+    functions = (case._AssertRaisesBaseContext.handle, case.TestCase._callCleanup,
+                 case.TestCase.doClassCleanups, case.doModuleCleanups)
+    return {id(code): code for code in (getattr(f, "__func__", f).__code__ for f in functions)}
 
 
 def _become_main_thread(harness_thread: int) -> None:

@@ -88,7 +88,11 @@ from coding_framework.sandbox.in_process_guard.bindings import (
     record,
     str_keyed_copy,
 )
-from coding_framework.sandbox.in_process_guard.guarded_calls import GuardedFunction, guard_calls
+from coding_framework.sandbox.in_process_guard.guarded_calls import (
+    CheckedCoroutine,
+    GuardedFunction,
+    guard_calls,
+)
 from coding_framework.sandbox.in_process_guard.returned_values import (
     ANSWERING_METHODS,
     foreign_answerer,
@@ -98,7 +102,8 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
 
 __all__ = [
     "ANSWERING_METHODS", "FRAME_HELPERS", "GUARDED_ATTRIBUTES", "GUARDED_EVENTS", "HARNESS_MODULES",
-    "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CodeSet", "GuardedFunction", "Snapshot",
+    "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CheckedCoroutine", "CodeSet",
+    "GuardedFunction", "Snapshot",
     "code_objects", "foreign_answerer", "foreign_in_class", "guard_calls", "install_audit_hook",
     "library_types", "make_checker", "make_harness_check", "make_trust", "outside_calls", "preimport",
     "program_made",

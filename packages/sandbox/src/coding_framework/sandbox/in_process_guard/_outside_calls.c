@@ -8,10 +8,15 @@
  * is one of the free callers (the guard's generator handing out a returned generator's items), or it
  * is called by name (called_by_name) by the tests' own code or, being a function the checks found in
  * a value a call of the program's returned (`allow`: a Flask app's view, a FuncFormatter's function),
- * by library code; the first such code's qualified name stays recorded for the rest of the process. The program's own calls
- * pause the watch: the profile function is removed for their length (a profile function slows every
- * instruction of the thread it is set in), by the pausers only (code objects of the harness's, told at
- * `watch`), in the watched thread only. */
+ * by library code. The first thing recorded stays recorded for the rest of the process.
+ *
+ * The watch is paused while a call of the program's runs, and while a coroutine such a call returned
+ * is in flight: the profile function is removed (it slows every instruction of its thread). Each
+ * pause is held by a key: the frame of the GuardedFunction call that paused (a call may pause only if
+ * the tests' code started it: started_by_caller) or the coroutine in flight (only one a call the tests
+ * started returned: `launch`); only that frame ends its pause, only that coroutine's landing ends its
+ * flight. A count would let an instance of the guard's classes the program built itself pause without
+ * resuming, or resume another's pause (red-team round 30). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <frameobject.h>
@@ -19,11 +24,14 @@
 static PyObject *program_codes = NULL;   /* dict: id(code) -> code, every code object of the program */
 static PyObject *test_codes = NULL;      /* dict: id(code) -> code, the tests' own code */
 static PyObject *free_callers = NULL;    /* dict: id(code) -> code, whose frames may enter the program's */
+static PyObject *callers = NULL;         /* dict: id(code) -> code, who may start a call of the program's */
+static PyObject *call_pausers = NULL;    /* tuple of code objects that pause and resume for a call */
+static PyObject *flight_pausers = NULL;  /* tuple of code objects that fly and land a coroutine */
 static PyObject *handed_out = NULL;      /* dict: id(code) -> code, functions found in returned values */
+static PyObject *launched = NULL;        /* dict: id(coroutine) -> coroutine, returned by such calls */
+static PyObject *pauses = NULL;          /* dict: id(key) -> key, the pauses standing (frames, coroutines) */
 static PyObject *token = NULL;           /* what `allow` asks for: handed to the first `watch` only */
-static PyObject *pausers = NULL;         /* tuple of code objects that may pause and resume the watch */
 static PyThreadState *watched = NULL;    /* the tests' thread */
-static long depth = 0;                   /* pauses not yet resumed; the watch runs at 0 */
 static PyObject *first = NULL;           /* what was recorded: a str, or NULL */
 
 static int
@@ -38,34 +46,62 @@ holds(PyObject *codes, PyObject *code)
     return 0;
 }
 
-/* Whether `code` is in `codes` (a dict: id -> code object), by identity; `unknown` where that cannot
- * be told (no memory for the key). */
+/* Whether `item` is in `items` (a dict: id -> object), by identity; `unknown` where that cannot be
+ * told (no memory for the key). */
 static int
-holds_code(PyObject *codes, PyObject *code, int unknown)
+holds_by_id(PyObject *items, PyObject *item, int unknown)
 {
-    PyObject *key = PyLong_FromVoidPtr(code);
+    PyObject *key = PyLong_FromVoidPtr(item);
     if (key == NULL) {
         PyErr_Clear();
         return unknown;
     }
-    PyObject *known = PyDict_GetItemWithError(codes, key);
+    PyObject *known = PyDict_GetItemWithError(items, key);
     Py_DECREF(key);
     if (known == NULL && PyErr_Occurred()) {
         PyErr_Clear();
         return unknown;
     }
-    return known == code;
+    return known == item;
+}
+
+static int
+add_by_id(PyObject *items, PyObject *item)
+{
+    PyObject *key = PyLong_FromVoidPtr(item);
+    if (key == NULL) {
+        return -1;
+    }
+    int done = PyDict_SetItem(items, key, item);
+    Py_DECREF(key);
+    return done;
+}
+
+/* 1 if `item` was in `items` and is taken out, 0 if it was not, -1 on an error. */
+static int
+take_by_id(PyObject *items, PyObject *item)
+{
+    if (!holds_by_id(items, item, 0)) {
+        return 0;
+    }
+    PyObject *key = PyLong_FromVoidPtr(item);
+    if (key == NULL) {
+        return -1;
+    }
+    int done = PyDict_DelItem(items, key);
+    Py_DECREF(key);
+    return done < 0 ? -1 : 1;
 }
 
 static int
 is_program_code(PyObject *code)
 {
-    return holds_code(program_codes, code, 1);  /* (cannot tell: counted as the program's) */
+    return holds_by_id(program_codes, code, 1);  /* (cannot tell: counted as the program's) */
 }
 
 /* Whether a frame of `code` is what a test calls by name (a function or method, a class's `__init__`
  * or `__new__`, an object's `__call__`), not a special method the interpreter calls by itself (a
- * finalizer, a comparison, a subclass hook): only the former may be entered from the tests' code. */
+ * finalizer, a comparison, a subclass hook). */
 static int
 called_by_name(PyCodeObject *code)
 {
@@ -92,6 +128,19 @@ record(PyObject *what)
     }
 }
 
+static void
+record_text(const char *text)
+{
+    PyObject *what = PyUnicode_FromString(text);
+    if (what == NULL) {
+        PyErr_Clear();
+        what = Py_True;  /* (still recorded, not None: no memory for the words) */
+        Py_INCREF(what);
+    }
+    record(what);
+    Py_DECREF(what);
+}
+
 static int
 profile(PyObject *unused, PyFrameObject *frame, int what, PyObject *arg)
 {
@@ -105,9 +154,9 @@ profile(PyObject *unused, PyFrameObject *frame, int what, PyObject *arg)
         if (back != NULL) {
             PyObject *caller = (PyObject *)PyFrame_GetCode(back);
             /* (a frame of the program's calling another was itself judged as it was entered) */
-            entered_from_outside = !(is_program_code(caller) || holds_code(free_callers, caller, 0)
-                                     || ((holds_code(test_codes, caller, 0)
-                                          || holds_code(handed_out, (PyObject *)code, 0))
+            entered_from_outside = !(is_program_code(caller) || holds_by_id(free_callers, caller, 0)
+                                     || ((holds_by_id(test_codes, caller, 0)
+                                          || holds_by_id(handed_out, (PyObject *)code, 0))
                                          && called_by_name(code)));
             Py_DECREF(caller);
             Py_DECREF(back);
@@ -120,68 +169,227 @@ profile(PyObject *unused, PyFrameObject *frame, int what, PyObject *arg)
     return 0;
 }
 
-/* Whether the watched thread asks, from a pauser's frame. */
-static int
-asked_by_pauser(void)
+/* The current frame (borrowed) if the watched thread asks from a frame of one of `pausers`; else
+ * NULL, with an error set. */
+static PyFrameObject *
+pauser_frame(PyObject *pausers, const char *refusal)
 {
     PyFrameObject *frame = PyEval_GetFrame();
-    if (frame == NULL) {
+    if (frame != NULL) {
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        int ok = holds(pausers, (PyObject *)code);
+        Py_DECREF(code);
+        if (ok) {
+            return frame;
+        }
+    }
+    PyErr_SetString(PyExc_RuntimeError, refusal);
+    return NULL;
+}
+
+/* Whether the caller of `frame` (the pauser's) is one of the callers: the tests' code, unittest's
+ * where it calls what a test handed it. */
+static int
+started_by_caller(PyFrameObject *frame)
+{
+    PyFrameObject *back = PyFrame_GetBack(frame);
+    if (back == NULL) {
         return 0;
     }
-    PyCodeObject *code = PyFrame_GetCode(frame);
-    int ok = holds(pausers, (PyObject *)code);
+    PyObject *code = (PyObject *)PyFrame_GetCode(back);
+    int allowed = holds_by_id(callers, code, 0);
     Py_DECREF(code);
-    return ok;
+    Py_DECREF(back);
+    return allowed;
 }
 
 static int
 set_profile(Py_tracefunc function)
 {
     if (_PyEval_SetProfile(PyThreadState_Get(), function, NULL) < 0) {
-        PyObject *failed = PyUnicode_FromString("<the watch could not be set>");
-        if (failed != NULL) {
-            record(failed);
-            Py_DECREF(failed);
-        }
+        record_text("<the watch could not be set>");
         return -1;
     }
     return 0;
 }
 
+/* Stand a pause held by `key`; the profile function goes with the first. */
+static int
+stand(PyObject *key)
+{
+    if (holds_by_id(pauses, key, 0)) {
+        return 0;
+    }
+    int first_pause = PyDict_GET_SIZE(pauses) == 0;
+    if (add_by_id(pauses, key) < 0) {
+        return -1;
+    }
+    return first_pause ? set_profile(NULL) : 0;
+}
+
+/* End the pause `key` holds; the profile function is back once none stands. 1 if `key` held one, 0
+ * if it did not, -1 on an error. */
+static int
+end(PyObject *key)
+{
+    int taken = take_by_id(pauses, key);
+    if (taken <= 0) {
+        return taken;
+    }
+    if (PyDict_GET_SIZE(pauses) == 0 && set_profile(profile) < 0) {
+        return -1;
+    }
+    return 1;
+}
+
 static PyObject *
 watch(PyObject *module, PyObject *args)
 {
-    PyObject *codes, *tests, *free, *allowed;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!:watch", &PyDict_Type, &codes, &PyDict_Type, &tests, &PyDict_Type,
-                          &free, &PyTuple_Type, &allowed)) {
+    PyObject *codes, *tests, *free, *starters, *calls, *flights;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!:watch", &PyDict_Type, &codes, &PyDict_Type, &tests,
+                          &PyDict_Type, &free, &PyDict_Type, &starters, &PyTuple_Type, &calls,
+                          &PyTuple_Type, &flights)) {
         return NULL;
     }
     if (watched != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "sandbox: the watch is set already");
         return NULL;
     }
-    program_codes = PyDict_Copy(codes);
-    if (program_codes == NULL) {
+    PyFrameObject *frame = PyEval_GetFrame();
+    if (frame == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: the watch is set from Python code");
         return NULL;
     }
+    program_codes = PyDict_Copy(codes);
     test_codes = PyDict_Copy(tests);
     free_callers = PyDict_Copy(free);
+    callers = PyDict_Copy(starters);
     handed_out = PyDict_New();
+    launched = PyDict_New();
+    pauses = PyDict_New();
     token = PyBaseObject_Type.tp_alloc(&PyBaseObject_Type, 0);
-    if (test_codes == NULL || free_callers == NULL || handed_out == NULL || token == NULL) {
+    if (program_codes == NULL || test_codes == NULL || free_callers == NULL || callers == NULL
+            || handed_out == NULL || launched == NULL || pauses == NULL || token == NULL) {
         Py_CLEAR(program_codes);
         Py_CLEAR(test_codes);
         Py_CLEAR(free_callers);
+        Py_CLEAR(callers);
         Py_CLEAR(handed_out);
+        Py_CLEAR(launched);
+        Py_CLEAR(pauses);
         Py_CLEAR(token);
         return NULL;
     }
-    Py_INCREF(allowed);
-    pausers = allowed;
+    Py_INCREF(calls);
+    call_pausers = calls;
+    Py_INCREF(flights);
+    flight_pausers = flights;
     watched = PyThreadState_Get();
-    depth = 1;  /* paused until the first resume */
+    /* Paused until the first resume, by the frame setting the watch (the program loads meanwhile). */
+    if (add_by_id(pauses, (PyObject *)frame) < 0) {
+        return NULL;
+    }
     Py_INCREF(token);
     return token;
+}
+
+static PyObject *
+pause_watch(PyObject *module, PyObject *unused)
+{
+    if (watched == NULL || PyThreadState_Get() != watched) {
+        Py_RETURN_NONE;  /* (another thread: nothing of the watch's to change) */
+    }
+    PyFrameObject *frame = pauser_frame(call_pausers, "sandbox: only the harness pauses its watch");
+    if (frame == NULL) {
+        return NULL;
+    }
+    if (!started_by_caller(frame)) {
+        record_text("a call of the program's made by other code than the tests'");
+        PyErr_SetString(PyExc_RuntimeError,
+                        "sandbox: a call of the program's made by other code than the tests'");
+        return NULL;
+    }
+    if (stand((PyObject *)frame) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+resume_watch(PyObject *module, PyObject *unused)
+{
+    if (watched == NULL || PyThreadState_Get() != watched) {
+        Py_RETURN_NONE;
+    }
+    PyFrameObject *frame = pauser_frame(call_pausers, "sandbox: only the harness resumes its watch");
+    if (frame == NULL) {
+        return NULL;
+    }
+    int ended = end((PyObject *)frame);
+    if (ended < 0) {
+        return NULL;
+    }
+    if (ended == 0) {
+        record_text("a resume of the watch by a frame that had not paused it");
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: the watch was resumed by a frame that had not paused it");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+launch(PyObject *module, PyObject *coroutine)
+{
+    if (watched == NULL || PyThreadState_Get() != watched) {
+        Py_RETURN_NONE;
+    }
+    PyFrameObject *frame = pauser_frame(call_pausers, "sandbox: only the harness launches a coroutine");
+    if (frame == NULL) {
+        return NULL;
+    }
+    if (!holds_by_id(pauses, (PyObject *)frame, 0) || !PyCoro_CheckExact(coroutine)) {
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: only a call the tests started launches a coroutine");
+        return NULL;
+    }
+    if (add_by_id(launched, coroutine) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fly(PyObject *module, PyObject *coroutine)
+{
+    if (watched == NULL || PyThreadState_Get() != watched) {
+        Py_RETURN_NONE;
+    }
+    if (pauser_frame(flight_pausers, "sandbox: only the harness flies a coroutine") == NULL) {
+        return NULL;
+    }
+    if (!holds_by_id(launched, coroutine, 0)) {
+        record_text("a flight of a coroutine no call of the tests' returned");
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: a flight of a coroutine no call of the tests' returned");
+        return NULL;
+    }
+    if (stand(coroutine) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+land(PyObject *module, PyObject *coroutine)
+{
+    if (watched == NULL || PyThreadState_Get() != watched) {
+        Py_RETURN_NONE;
+    }
+    if (pauser_frame(flight_pausers, "sandbox: only the harness lands a coroutine") == NULL) {
+        return NULL;
+    }
+    if (take_by_id(launched, coroutine) < 0 || end(coroutine) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -198,47 +406,9 @@ allow(PyObject *module, PyObject *args)
     Py_ssize_t n = PyList_GET_SIZE(codes);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *code = PyList_GET_ITEM(codes, i);
-        if (!PyCode_Check(code) || !is_program_code(code)) {
-            continue;
-        }
-        PyObject *key = PyLong_FromVoidPtr(code);
-        if (key == NULL || PyDict_SetItem(handed_out, key, code) < 0) {
-            Py_XDECREF(key);
+        if (PyCode_Check(code) && is_program_code(code) && add_by_id(handed_out, code) < 0) {
             return NULL;
         }
-        Py_DECREF(key);
-    }
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-pause_watch(PyObject *module, PyObject *unused)
-{
-    if (watched == NULL || PyThreadState_Get() != watched) {
-        Py_RETURN_NONE;  /* (another thread: nothing of the watch's to change) */
-    }
-    if (!asked_by_pauser()) {
-        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness pauses its watch");
-        return NULL;
-    }
-    if (depth++ == 0 && set_profile(NULL) < 0) {
-        return NULL;
-    }
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-resume_watch(PyObject *module, PyObject *unused)
-{
-    if (watched == NULL || PyThreadState_Get() != watched) {
-        Py_RETURN_NONE;
-    }
-    if (!asked_by_pauser()) {
-        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness resumes its watch");
-        return NULL;
-    }
-    if (depth > 0 && --depth == 0 && set_profile(profile) < 0) {
-        return NULL;
     }
     Py_RETURN_NONE;
 }
@@ -246,7 +416,7 @@ resume_watch(PyObject *module, PyObject *unused)
 static PyObject *
 paused(PyObject *module, PyObject *unused)
 {
-    return PyLong_FromLong(depth);
+    return PyLong_FromSsize_t(pauses == NULL ? 0 : PyDict_GET_SIZE(pauses));
 }
 
 static PyObject *
@@ -261,17 +431,23 @@ ran(PyObject *module, PyObject *unused)
 
 static PyMethodDef methods[] = {
     {"watch", watch, METH_VARARGS,
-     "watch(program_codes, test_codes, free_callers: dict[id, code], pausers: tuple[code]) -> token: "
-     "watch this thread, paused until the first resume(). Once per process."},
-    {"paused", paused, METH_NOARGS, "paused() -> int: pauses not yet resumed (0: the watch runs)."},
+     "watch(program_codes, test_codes, free_callers, callers: dict[id, code], call_pausers, "
+     "flight_pausers: tuple[code]) -> token: watch this thread, paused by the calling frame until it "
+     "resumes. Once per process."},
+    {"pause", pause_watch, METH_NOARGS,
+     "pause(): a call pauser's frame, called by one of the callers, pauses the watch until it resumes."},
+    {"resume", resume_watch, METH_NOARGS, "resume(): end the pause the calling frame stood."},
+    {"launch", launch, METH_O,
+     "launch(coroutine): a pausing call pauser's frame tells the watch its call returned this coroutine."},
+    {"fly", fly, METH_O, "fly(coroutine): a flight pauser pauses the watch while a launched coroutine flies."},
+    {"land", land, METH_O, "land(coroutine): the coroutine's flight ends."},
     {"allow", allow, METH_VARARGS,
      "allow(token, codes: list[code]): the program's functions found in a value its call returned may be "
      "called by library code by name (`token`: what watch returned)."},
-    {"pause", pause_watch, METH_NOARGS, "pause(): a pauser's frame in the watched thread stops the watch."},
-    {"resume", resume_watch, METH_NOARGS, "resume(): undo one pause(); the watch runs again after the last."},
+    {"paused", paused, METH_NOARGS, "paused() -> int: the pauses standing (0: the watch runs)."},
     {"ran", ran, METH_NOARGS,
-     "ran() -> str | None: the qualified name of the first of the program's code entered from outside "
-     "while the watch ran, or None."},
+     "ran() -> str | None: the first of the program's code entered from outside while the watch ran (its "
+     "qualified name), or a word on the watch's misuse; None if nothing."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import re
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -329,6 +330,7 @@ def make_checker(
     lazy_attribute = functools.partial(_six_lazy_attribute, is_trusted=is_trusted)
     str_list = _str_list
     copied = str_keyed_copy if harness_side else None
+    foreign_filter = functools.partial(_foreign_warnings_filter, sys.modules.get("warnings"))
 
     def changes() -> list[str]:
         found = [f"{label} was changed" for label, read, seen in sealed if read() != seen][:limit]
@@ -349,6 +351,9 @@ def make_checker(
         for name, module in loaded:
             if modules.get(name) is not module and not program_made_only:
                 found.append(f"sys.modules[{name!r}] was replaced or removed")
+        filters = foreign_filter()
+        if filters:
+            found.append(filters)
         for (label, live, saved, mode, is_class), version in zip(entries, versions, strict=True):
             count = len_(found)
             if count >= limit:
@@ -484,6 +489,32 @@ def _own_function(func: types.FunctionType, own_code: CodeSet,
             return False
         func = inner
     return False
+
+
+def _foreign_warnings_filter(warnings_module, _type=type, _tuple=tuple, _list=list, _str=str, _int=int,
+                             _len=len, _pattern=re.Pattern, _class=type) -> str | None:
+    """What in `warnings.filters` is not what `warnings.filterwarnings` makes: each entry a tuple of an
+    action (str), a message and a module pattern (a compiled pattern, None, or a str the interpreter's
+    defaults compare as it is), a category (a class whose metaclass is `type`) and a line number (int).
+    The interpreter's warnings code calls the patterns' `match` and the category's subclass check
+    whenever any code warns, the tests' too: an
+    entry of the program's made of C callables only (a `functools.partial` of `list.__setitem__` as a
+    pattern's `match`) rewrote a checked value when `assertEquals` warned, with none of its Python code
+    run (red-team round 30). What it calls are its defaults, taken at import."""
+    if warnings_module is None:
+        return None
+    filters = _type(warnings_module).__dict__["__dict__"].__get__(warnings_module).get("filters")
+    if _type(filters) is not _list:
+        return "warnings.filters is not a list"
+    for entry in _list(filters):
+        if _type(entry) is not _tuple or _len(entry) != 5:
+            return "warnings.filters holds an entry that warnings did not make"
+        action, message, category, module, lineno = entry
+        if (_type(action) is not _str or _type(lineno) is not _int or _type(category) is not _class
+                or not (message is None or _type(message) is _pattern or _type(message) is _str)
+                or not (module is None or _type(module) is _pattern or _type(module) is _str)):
+            return "warnings.filters holds an entry that warnings did not make"
+    return None
 
 
 def str_keyed_copy(namespace, _all_str=all_exact_str) -> dict | None:

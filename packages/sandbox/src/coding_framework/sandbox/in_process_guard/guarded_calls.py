@@ -20,7 +20,8 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
 class GuardedFunction(tuple):
     # A program function as the tests see it: (function, check, error type, bound-method type,
     # BaseException, lazy types, _checked_items, type, pause, resume, collector on, collector off,
-    # coroutine type, CheckedCoroutine, StopIteration). A call pauses the watch on the tests' thread
+    # coroutine type, CheckedCoroutine, StopIteration, launch, fly, land). A call pauses the watch on
+    # the tests' thread
     # (outside_calls: the program's code may run here, in its own call), turns the collector on for the
     # call's length only (a collection in the tests' code ran a self-re-arming finalizer of the
     # program's garbage, which rewrote a list after its check: red-team round 28), calls the function,
@@ -65,7 +66,8 @@ class GuardedFunction(tuple):
             if finding is not None:
                 raise self[2](finding)
             if kind is self[12]:
-                return self[13]((result, self[1], self[2], self[4], self[8], self[9], self[10], self[11],
+                self[15](result)
+                return self[13]((result, self[1], self[2], self[4], self[16], self[17], self[10], self[11],
                                  self[14]))
             return result
         finally:
@@ -92,7 +94,7 @@ class GuardedFunction(tuple):
 
 class CheckedCoroutine(tuple, collections.abc.Coroutine):
     # A coroutine a call of the program's returned, as the tests and their event loop see it:
-    # (coroutine, check, error type, BaseException, pause, resume, collector on, collector off,
+    # (coroutine, check, error type, BaseException, fly, land, collector on, collector off,
     # StopIteration). Each step an awaiter takes (send, throw, close) runs the program's coroutine as a
     # call of its own (the watch paused, the collector on for the step), and what it returns at the
     # end, or raises, is checked as a call's value is (an awaited coroutine's value was never looked
@@ -127,8 +129,7 @@ class CheckedCoroutine(tuple, collections.abc.Coroutine):
         # one it ends in: between steps its event loop runs the tasks the coroutine made (the
         # program's code, entered from the loop's). A flight left unfinished at a hand-over is found.
         self[1](("start", None, None))
-        if not self[0].cr_suspended:
-            self[4]()
+        self[4](self[0])
         landed = True
         try:
             self[6]()
@@ -152,7 +153,7 @@ class CheckedCoroutine(tuple, collections.abc.Coroutine):
             return yielded
         finally:
             if landed:
-                self[5]()
+                self[5](self[0])
 
     def _judge(self, how, value):
         try:
@@ -269,12 +270,14 @@ def guard_calls(
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
     ran. `controls`: (thread_states.count, its value before the program was loaded, gc.enable,
-    gc.disable, outside_calls.pause, .resume, .ran, .allow, the watch's token), all taken before the
-    program ran (None: threads not counted, collector left alone, nothing watched)."""
+    gc.disable, outside_calls.pause, .resume, .ran, .allow, .launch, .fly, .land, the watch's token),
+    all taken before the program ran (None: threads not counted, collector left alone, nothing
+    watched)."""
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
-    thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, token = (
-        controls or (int, 1 << 30, int, int, int, int, _nothing, _nothing_allowed, None))
+    (thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, launch, fly,
+     land, token) = controls or (int, 1 << 30, int, int, int, int, _nothing, _nothing_allowed, id, id, id,
+                                 None)
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
@@ -283,7 +286,8 @@ def guard_calls(
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
                                                builtins.BaseException, _LAZY, _checked_items, builtins.type,
                                                pause, resume, collector_on, collector_off,
-                                               types.CoroutineType, CheckedCoroutine, builtins.StopIteration))
+                                               types.CoroutineType, CheckedCoroutine, builtins.StopIteration,
+                                               launch, fly, land))
 
 
 _LAZY = (types.GeneratorType, map, filter)

@@ -19,8 +19,14 @@ code may call by name the program's functions found in a value a call returned (
 FuncFormatter's function, a FunctionTransformer's: `allow`, which only the holder of the token `watch`
 returned, the harness, can tell). Such a function also put in a registry is not found when the
 registry calls it (see the package README). Each call
-of the program's pauses the watch (GuardedFunction); a pause still standing at a hand-over, where no
-call runs, is an error too. The program's code is every code object
+of the program's pauses the watch (GuardedFunction), if the tests' code started it (or unittest's
+where it calls what a test handed it): a GuardedFunction of the program's put in a registry, which
+library code called after a value's check, ran the program's code there as a call (planting
+`mock.ANY`, a library object equal to anything, in the returned list). A coroutine such a call
+returned pauses it for its flight (CheckedCoroutine). Each pause is held by its call's frame or its
+coroutine, and ends only there: instances of the guard's classes the program built itself paused
+without resuming, or resumed another's pause (red-team round 30). A pause still standing at a
+hand-over, where no call runs, is an error too. The program's code is every code object
 compiled from its source (it can make no other: compile, exec and code construction are refused to it).
 
 Honest programs whose code library code runs outside the program's calls (a callback the program
@@ -35,6 +41,9 @@ from __future__ import annotations
 try:
     from coding_framework.sandbox.in_process_guard._outside_calls import (
         allow,
+        fly,
+        land,
+        launch,
         pause,
         paused,
         ran,
@@ -44,7 +53,17 @@ try:
 except ImportError:  # (no compiler when the package was installed: see the module docstring)
     AVAILABLE = False
 
-    def watch(program_codes: dict, test_codes: dict, free_callers: dict, pausers: tuple) -> None:
+    def watch(program_codes: dict, test_codes: dict, free_callers: dict, callers: dict, call_pausers: tuple,
+              flight_pausers: tuple) -> None:
+        return None
+
+    def launch(coroutine: object) -> None:
+        return None
+
+    def fly(coroutine: object) -> None:
+        return None
+
+    def land(coroutine: object) -> None:
         return None
 
     def allow(token: object, codes: list) -> None:
@@ -64,4 +83,4 @@ except ImportError:  # (no compiler when the package was installed: see the modu
 else:
     AVAILABLE = True
 
-__all__ = ["AVAILABLE", "allow", "pause", "paused", "ran", "resume", "watch"]
+__all__ = ["AVAILABLE", "allow", "fly", "land", "launch", "pause", "paused", "ran", "resume", "watch"]
