@@ -1183,6 +1183,28 @@ def test_a_call_of_the_programs_started_by_library_code_is_found(pool):
     assert pool.run(UnittestJob(program=program, test=test)).status is Status.PASSED
 
 
+# What no watch sees: a value changed after its check without the program's code running where the
+# watch looks (round 30: a warnings filter of C callables; here a returned generator's body, which the
+# watch lets run, planting `mock.ANY`, a library object equal to anything, in a list returned before).
+# The values the program's calls return are walked again after each test.
+PLANTED_LATER = (
+    "import importlib\nstate = {}\ndef double(data):\n    r = [0] * len(data)\n    state['r'] = r\n"
+    "    return r\ndef numbers():\n    r = state.get('r')\n    if r is not None:\n"
+    "        r[:] = [importlib.import_module('unit' + 'test.mock').ANY for _ in r]\n    yield 1\n")
+
+
+def test_a_returned_value_changed_after_its_check_is_found_after_the_test(pool):
+    test = ("import unittest\nclass T(unittest.TestCase):\n    def test_double(self):\n"
+            "        r = double([1, 2, 3])\n        next(numbers())\n"
+            "        self.assertEqual(r, [2, 4, 6])\n")
+    verdict = pool.run(UnittestJob(program=PLANTED_LATER, test=test))
+    assert verdict.status is Status.ERROR, verdict
+    found = "a value a call of the program's returned holds, since its check, unittest.mock.ANY"
+    assert found in verdict.message, verdict
+    honest = "def double(data):\n    return [2 * x for x in data]\ndef numbers():\n    yield 1\n"
+    assert pool.run(UnittestJob(program=honest, test=test)).status is Status.PASSED
+
+
 # Found while building the watch: the value a coroutine of the program's returns was never looked at.
 # An `async def` returning an always-equal object passed `assertEqual(asyncio.run(...), 4)`, awaited
 # directly or among the test's own coroutines. A coroutine returned is now handed on as one of the

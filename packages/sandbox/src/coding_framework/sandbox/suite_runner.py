@@ -129,13 +129,19 @@ def run_in_child(chan: wire.FdChannel) -> int:
     request, reply = _thread.allocate_lock(), _thread.allocate_lock()
     request.acquire()
     reply.acquire()
-    result._cf_send = hand_over = _HandOver((request, reply, gc.disable))
+    watch = in_process_guard.outside_calls
+    result._cf_send = hand_over = _HandOver((request, reply, gc.disable, watch.recheck_kept,
+                                             in_process_guard.foreign_answerer, is_trusted, libraries,
+                                             watch.kept, watch.changed))
+    harness.hand_over = hand_over  # (the one the harness authenticates: a hand-over must come from it)
     # CPython hands a Python signal handler the frame it interrupted: from here on no signal action can
     # be set (seccomp; a fresh `_signal` module gets no further). Handlers run in this thread only.
     if not syscall_filter.refuse_signal_handlers():
         report("<load>", "error", "sandbox: this host cannot refuse signal handlers to the program "
                                   "(seccomp), which unittest jobs need")
         return 1
+    # The values the program's calls return are walked again here after each test (outside_calls).
+    in_process_guard.outside_calls.harness_here()
     harness_frames = in_process_guard.install_audit_hook(roots, trusted_code, main_thread=_thread.get_ident(),
                                                          trace=_stop_program_code(harness_trusts),
                                                          profile_setters=_WATCH_PAUSERS)
@@ -170,8 +176,10 @@ def _stop_program_code(is_trusted):
 
 
 class _HandOver(tuple):
-    # (request lock, reply lock, gc.disable). Called in the tests' thread with a message: wakes the
-    # harness's thread and waits until it has read the message off this very frame
+    # (request lock, reply lock, gc.disable, outside_calls.recheck_kept and what it is given). Called in
+    # the tests' thread with a message: walks again what the program's calls returned since the last
+    # hand-over (outside_calls: what changed after its check is recorded, read by the harness), wakes
+    # the harness's thread and waits until it has read the message off this very frame
     # (_Harness.authenticate), whose caller is who sent it. A tuple: no attribute or cell to rewrite
     # (doing so could only stall the run into its time-out: the harness reads nothing here but the
     # stack). The collector is off before the harness wakes: a collection in the harness's thread would
@@ -184,6 +192,7 @@ class _HandOver(tuple):
 
     def __call__(self, message: tuple) -> None:
         self[2]()
+        self[3](self[4], self[5], self[6], self[7], self[8])
         self[0].release()
         self[1].acquire()
 
@@ -213,6 +222,7 @@ class _Harness:
         self.str_keyed_copy = in_process_guard.str_keyed_copy
         watch = in_process_guard.outside_calls
         self.outside_ran, self.paused = watch.ran, watch.paused
+        self.change_found, self.advance = watch.change_found, watch.advance
         self.guarded_type = in_process_guard.GuardedFunction
         self.module_namespace = types.ModuleType.__dict__["__dict__"].__get__
         self.changes = self.make_checker(self.snapshots, is_trusted, harness_side=True)
@@ -260,6 +270,8 @@ class _Harness:
         of the suite, with nothing but trusted code on the stack."""
         if top is None or top.f_code is not self.hand_over_code:
             raise Tampering("the harness was woken by something other than the tests' thread handing over")
+        if top.f_locals.get("self") is not self.hand_over:  # (the program made one of the class)
+            raise Tampering("the hand-over was not the harness's")
         sender = top.f_back
         frames = []
         frame = top
@@ -404,6 +416,10 @@ class _Harness:
             raise Tampering(f"the program's code ran in the tests' thread outside its calls ({ran})")
         if self.paused():  # (no call of the program's runs at a hand-over: a pause left behind)
             raise Tampering("the watch on the tests' thread was left paused")
+        changed = self.change_found()  # (the tests' thread walked again what calls returned: _HandOver)
+        if changed is not None:
+            raise Tampering(changed)
+        self.advance()
         self.check_test_classes()
         for outcome in self.held:
             self.report(*outcome)
@@ -448,7 +464,7 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     watch = in_process_guard.outside_calls
     resume, start_watch = watch.resume, watch.watch
     controls = [thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
-                watch.allow, watch.launch, watch.fly, watch.land]
+                watch.allow, watch.launch, watch.fly, watch.land, watch.keep, watch.release]
     try:
         code = compile(program, f"{module_name}.py", "exec")
         # The program's code is what its source compiles to (it can make none later): watched from the

@@ -32,6 +32,10 @@ static PyObject *launched = NULL;        /* dict: id(coroutine) -> coroutine, re
 static PyObject *pauses = NULL;          /* dict: id(key) -> key, the pauses standing (frames, coroutines) */
 static PyObject *token = NULL;           /* what `allow` asks for: handed to the first `watch` only */
 static PyThreadState *watched = NULL;    /* the tests' thread */
+static PyThreadState *harness = NULL;    /* the harness's thread (harness_here) */
+static PyObject *kept = NULL;            /* list: values calls returned, to be walked again (keep) */
+static Py_ssize_t mark = 0;              /* those before it were walked again after a test */
+static PyObject *first_change = NULL;    /* what walking them again found first: a str, or NULL */
 static PyObject *first = NULL;           /* what was recorded: a str, or NULL */
 
 static int
@@ -413,6 +417,108 @@ allow(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The values calls of the program's returned, walked again after each test (a value changed after
+ * its check by what no watch sees: a warnings filter of C callables planted mock.ANY, red-team round
+ * 30; a callback of C callables in a returned Axes' registry, round 31). `keep` asks for the token;
+ * `kept` hands anyone those not yet walked again after a test (the tests' thread walks them as it
+ * hands over: suite_runner); `changed` records what that walk found; only the harness's thread moves
+ * the mark past them (`advance`), once it has read what was recorded; `release` drops, in the tests'
+ * thread, those behind the mark (a finalizer their drop runs must not run in the harness's thread). */
+static PyObject *
+harness_here(PyObject *module, PyObject *unused)
+{
+    if (harness != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: the harness's thread is known already");
+        return NULL;
+    }
+    kept = PyList_New(0);
+    if (kept == NULL) {
+        return NULL;
+    }
+    harness = PyThreadState_Get();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+keep(PyObject *module, PyObject *args)
+{
+    PyObject *given, *value;
+    if (!PyArg_ParseTuple(args, "OO:keep", &given, &value)) {
+        return NULL;
+    }
+    if (token == NULL || given != token || kept == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness keeps returned values");
+        return NULL;
+    }
+    if (PyList_Append(kept, value) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+kept_values(PyObject *module, PyObject *unused)
+{
+    if (kept == NULL) {
+        return PyList_New(0);
+    }
+    return PyList_GetSlice(kept, mark, PyList_GET_SIZE(kept));
+}
+
+static PyObject *
+changed(PyObject *module, PyObject *what)
+{
+    if (!PyUnicode_CheckExact(what)) {
+        PyErr_SetString(PyExc_TypeError, "changed(what): a str");
+        return NULL;
+    }
+    if (first_change == NULL) {
+        Py_INCREF(what);
+        first_change = what;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+change_found(PyObject *module, PyObject *unused)
+{
+    if (first_change == NULL) {
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(first_change);
+    return first_change;
+}
+
+static PyObject *
+advance(PyObject *module, PyObject *unused)
+{
+    if (harness == NULL || PyThreadState_Get() != harness) {
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness's thread moves the mark");
+        return NULL;
+    }
+    mark = PyList_GET_SIZE(kept);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+release(PyObject *module, PyObject *given)
+{
+    if (token == NULL || given != token || kept == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness drops returned values");
+        return NULL;
+    }
+    if (PyThreadState_Get() == harness) {
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: returned values are dropped in the tests' thread");
+        return NULL;
+    }
+    Py_ssize_t behind = mark;
+    mark = 0;
+    if (PyList_SetSlice(kept, 0, behind, NULL) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 paused(PyObject *module, PyObject *unused)
 {
@@ -445,6 +551,13 @@ static PyMethodDef methods[] = {
      "allow(token, codes: list[code]): the program's functions found in a value its call returned may be "
      "called by library code by name (`token`: what watch returned)."},
     {"paused", paused, METH_NOARGS, "paused() -> int: the pauses standing (0: the watch runs)."},
+    {"harness_here", harness_here, METH_NOARGS, "harness_here(): this thread is the harness's. Once."},
+    {"keep", keep, METH_VARARGS, "keep(token, value): a value a call returned, to be walked again."},
+    {"kept", kept_values, METH_NOARGS, "kept() -> list: the values kept not yet walked again after a test."},
+    {"changed", changed, METH_O, "changed(what: str): record what walking them again found."},
+    {"change_found", change_found, METH_NOARGS, "change_found() -> str | None: what `changed` recorded first."},
+    {"advance", advance, METH_NOARGS, "advance(): in the harness's thread, the kept values were walked."},
+    {"release", release, METH_O, "release(token): in the tests' thread, drop the values walked again."},
     {"ran", ran, METH_NOARGS,
      "ran() -> str | None: the first of the program's code entered from outside while the watch ran (its "
      "qualified name), or a word on the watch's misuse; None if nothing."},

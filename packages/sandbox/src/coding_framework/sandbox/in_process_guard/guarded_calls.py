@@ -197,7 +197,7 @@ def _checked_items(source, check, error, base_exception):
 
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
-                 thread_count, threads_before, outside, allow, token):
+                 thread_count, threads_before, outside, allow, keep, release, token):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values only: the bindings are checked at the
@@ -213,7 +213,9 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     `outside`: outside_calls.ran, what of the program's code ran in the tests' thread outside its calls
     (found first: whatever ran there may have changed what the checks read); `allow` (with `token`,
     what the watch handed the harness): the functions met in a returned value that passed, which
-    library code may call outside the calls (a Flask app's views, a FuncFormatter's function).
+    library code may call outside the calls (a Flask app's views, a FuncFormatter's function); `keep`:
+    each value returned that passed, walked again as the tests' thread hands over after the test
+    (`release` drops, here, those walked again).
 
     It holds each call's arguments until the next call: objects of the program's put among them (the
     test's temporary list) died as the call returned, and their `__del__` rewrote the checked value
@@ -253,8 +255,11 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             continue
         finding = (f"sandbox: {name} {how} {culprit}; tests sharing the program's process compare only "
                    "values that cannot answer comparisons on the program's behalf") if culprit else None
-        if finding is None and how == "returned" and functions:
-            allow(token, functions)
+        if finding is None and how == "returned":
+            if functions:
+                allow(token, functions)
+            release(token)
+            keep(token, result)
 
 
 def guard_calls(
@@ -270,18 +275,20 @@ def guard_calls(
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
     ran. `controls`: (thread_states.count, its value before the program was loaded, gc.enable,
-    gc.disable, outside_calls.pause, .resume, .ran, .allow, .launch, .fly, .land, the watch's token),
+    gc.disable, outside_calls.pause, .resume, .ran, .allow, .launch, .fly, .land, .keep, .release, the
+    watch's token),
     all taken before the program ran (None: threads not counted, collector left alone, nothing
     watched)."""
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
     (thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, launch, fly,
-     land, token) = controls or (int, 1 << 30, int, int, int, int, _nothing, _nothing_allowed, id, id, id,
-                                 None)
+     land, keep, release, token) = controls or (int, 1 << 30, int, int, int, int, _nothing, _nothing_allowed,
+                                                id, id, id, _nothing_allowed, id, None)
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
-                                  builtins_version, thread_count, threads_before, outside, allow, token)
+                                  builtins_version, thread_count, threads_before, outside, allow, keep,
+                                  release, token)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
                                                builtins.BaseException, _LAZY, _checked_items, builtins.type,

@@ -26,7 +26,14 @@ library code called after a value's check, ran the program's code there as a cal
 returned pauses it for its flight (CheckedCoroutine). Each pause is held by its call's frame or its
 coroutine, and ends only there: instances of the guard's classes the program built itself paused
 without resuming, or resumed another's pause (red-team round 30). A pause still standing at a
-hand-over, where no call runs, is an error too. The program's code is every code object
+hand-over, where no call runs, is an error too.
+
+What no frame shows (a registry entry built of C callables only, which planted `mock.ANY` in a returned
+list: rounds 30 and 31) is looked for in the values themselves: each value a call returned is kept
+(`keep`), walked again in the tests' thread as it hands over after the test (`recheck_kept`), what
+that finds recorded (`changed`) and read by the harness, which then moves the mark past them
+(`advance`, its thread only: the program cannot skip a value); they are dropped at the next return
+(`release`). Not closed: a value changed back before the test ends. The program's code is every code object
 compiled from its source (it can make no other: compile, exec and code construction are refused to it).
 
 Honest programs whose code library code runs outside the program's calls (a callback the program
@@ -40,13 +47,20 @@ from __future__ import annotations
 
 try:
     from coding_framework.sandbox.in_process_guard._outside_calls import (
+        advance,
         allow,
+        change_found,
+        changed,
         fly,
+        harness_here,
+        keep,
+        kept,
         land,
         launch,
         pause,
         paused,
         ran,
+        release,
         resume,
         watch,
     )
@@ -66,21 +80,43 @@ except ImportError:  # (no compiler when the package was installed: see the modu
     def land(coroutine: object) -> None:
         return None
 
-    def allow(token: object, codes: list) -> None:
+    def harness_here() -> None:
         return None
 
-    def paused() -> int:
-        return 0
-
-    def pause() -> None:
+    def keep(token: object, value: object) -> None:
         return None
 
-    def resume() -> None:
+    def kept() -> list:
+        return []
+
+    def changed(what: str) -> None:
         return None
 
-    def ran() -> str | None:
+    def change_found() -> str | None:
+        return None
+
+    def advance() -> None:
+        return None
+
+    def release(token: object) -> None:
         return None
 else:
     AVAILABLE = True
 
-__all__ = ["AVAILABLE", "allow", "fly", "land", "launch", "pause", "paused", "ran", "resume", "watch"]
+__all__ = ["AVAILABLE", "advance", "allow", "change_found", "changed", "fly", "harness_here", "keep", "kept",
+           "land", "launch", "pause", "paused", "ran", "recheck_kept", "release", "resume", "watch"]
+
+
+def recheck_kept(answerer, is_trusted, libraries, kept, changed) -> None:
+    """Walk again (with the value checks' `answerer`) the values calls returned that no hand-over has
+    walked again yet (`kept`), and record the first finding (`changed`). Run in the tests' thread as it
+    hands over (suite_runner._HandOver, which holds what it is given); anyone may run it: it only
+    records."""
+    try:
+        for value in kept():
+            culprit = answerer(value, is_trusted, libraries)
+            if culprit:
+                changed(f"a value a call of the program's returned holds, since its check, {culprit}")
+                return
+    except BaseException as exc:  # (whatever stops the walk, the values were not seen)
+        changed(f"the values the program's calls returned could not be walked again ({type(exc).__name__})")
