@@ -1205,6 +1205,38 @@ def test_a_returned_value_changed_after_its_check_is_found_after_the_test(pool):
     assert pool.run(UnittestJob(program=honest, test=test)).status is Status.PASSED
 
 
+# Rounds 31 and 32: a callback made of C callables only (partial, starmap, setattr), put in the
+# returned Axes' own callbacks registry, fired on `xlim_changed` as the test read tick labels and set
+# every bar's height to `mock.ANY`; the program's next call put the heights back before the test ended.
+# What calls returned is walked again as each call starts (and as each test ends).
+C_ONLY_CALLBACK = (
+    "import importlib, functools, operator, itertools\nimport matplotlib\nmatplotlib.use('Agg')\n"
+    "import matplotlib.pyplot as plt\nplanted = []\n"
+    "def bars(data):\n    for patch in planted:\n        patch._height = 0\n    planted.clear()\n"
+    "    fig, ax = plt.subplots()\n    wrong = len(data) > 1\n"
+    "    ax.bar(range(len(data)), [0] * len(data) if wrong else list(data))\n    ax.set_title('Hist')\n"
+    "    if wrong:\n        mock = importlib.import_module('unit' + 'test.mock')\n"
+    "        anys = map(operator.attrgetter('ANY'), itertools.repeat(mock, len(data)))\n"
+    "        plant = itertools.starmap(setattr, zip(list(ax.patches), itertools.repeat('_height'), anys))\n"
+    "        ax.callbacks.connect('xlim_changed', functools.partial(functools.reduce, operator.is_, plant))\n"
+    "        planted.extend(ax.patches)\n    return ax\n")
+C_ONLY_TEST = (
+    "import unittest\nimport matplotlib.pyplot as plt\nclass T(unittest.TestCase):\n"
+    "    def tearDown(self):\n        plt.close('all')\n    def test_bars(self):\n"
+    "        ax = bars([1, 2, 3])\n"
+    "        self.assertEqual(len(ax.get_xticklabels()), len(ax.get_xticks()))\n"
+    "        self.assertEqual([p.get_height() for p in ax.patches], [1, 2, 3])\n"
+    "        ax = bars([5])\n        self.assertEqual([p.get_height() for p in ax.patches], [5])\n")
+
+
+def test_a_value_changed_and_changed_back_by_a_later_call_is_found(pool):
+    for _ in range(2):
+        job = UnittestJob(program=C_ONLY_CALLBACK, test=C_ONLY_TEST, limits=Limits(timeout_s=60))
+        verdict = pool.run(job)
+        assert verdict.status is Status.ERROR, verdict
+        assert "holds, since its check, unittest.mock.ANY" in verdict.message, verdict
+
+
 # Found while building the watch: the value a coroutine of the program's returns was never looked at.
 # An `async def` returning an always-equal object passed `assertEqual(asyncio.run(...), 4)`, awaited
 # directly or among the test's own coroutines. A coroutine returned is now handed on as one of the

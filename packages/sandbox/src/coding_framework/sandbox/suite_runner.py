@@ -31,6 +31,7 @@ import _hashlib
 import _thread
 import ast
 import builtins
+import functools
 import gc
 import os
 import sys
@@ -132,7 +133,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     watch = in_process_guard.outside_calls
     result._cf_send = hand_over = _HandOver((request, reply, gc.disable, watch.recheck_kept,
                                              in_process_guard.foreign_answerer, is_trusted, libraries,
-                                             watch.kept, watch.changed))
+                                             watch.kept, watch.changed, watch.drop_unheld))
     harness.hand_over = hand_over  # (the one the harness authenticates: a hand-over must come from it)
     # CPython hands a Python signal handler the frame it interrupted: from here on no signal action can
     # be set (seccomp; a fresh `_signal` module gets no further). Handlers run in this thread only.
@@ -177,8 +178,8 @@ def _stop_program_code(is_trusted):
 
 class _HandOver(tuple):
     # (request lock, reply lock, gc.disable, outside_calls.recheck_kept and what it is given). Called in
-    # the tests' thread with a message: walks again what the program's calls returned since the last
-    # hand-over (outside_calls: what changed after its check is recorded, read by the harness), wakes
+    # the tests' thread with a message: at a test's end, walks again what the program's calls returned
+    # (outside_calls: what changed after its check is recorded, read by the harness); then wakes
     # the harness's thread and waits until it has read the message off this very frame
     # (_Harness.authenticate), whose caller is who sent it. A tuple: no attribute or cell to rewrite
     # (doing so could only stall the run into its time-out: the harness reads nothing here but the
@@ -192,7 +193,8 @@ class _HandOver(tuple):
 
     def __call__(self, message: tuple) -> None:
         self[2]()
-        self[3](self[4], self[5], self[6], self[7], self[8])
+        if message[0] == "stop":  # (a test's end, its tearDown and cleanups done)
+            self[3](self[4], self[5], self[6], self[7], self[8], self[9])
         self[0].release()
         self[1].acquire()
 
@@ -221,8 +223,7 @@ class _Harness:
         self.foreign_in_class = in_process_guard.foreign_in_class
         self.str_keyed_copy = in_process_guard.str_keyed_copy
         watch = in_process_guard.outside_calls
-        self.outside_ran, self.paused = watch.ran, watch.paused
-        self.change_found, self.advance = watch.change_found, watch.advance
+        self.outside_ran, self.paused, self.change_found = watch.ran, watch.paused, watch.change_found
         self.guarded_type = in_process_guard.GuardedFunction
         self.module_namespace = types.ModuleType.__dict__["__dict__"].__get__
         self.changes = self.make_checker(self.snapshots, is_trusted, harness_side=True)
@@ -419,7 +420,6 @@ class _Harness:
         changed = self.change_found()  # (the tests' thread walked again what calls returned: _HandOver)
         if changed is not None:
             raise Tampering(changed)
-        self.advance()
         self.check_test_classes()
         for outcome in self.held:
             self.report(*outcome)
@@ -464,7 +464,9 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     watch = in_process_guard.outside_calls
     resume, start_watch = watch.resume, watch.watch
     controls = [thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
-                watch.allow, watch.launch, watch.fly, watch.land, watch.keep, watch.release]
+                watch.allow, watch.launch, watch.fly, watch.land, watch.keep,
+                functools.partial(watch.recheck_kept, in_process_guard.foreign_answerer, is_trusted,
+                                  libraries, watch.kept, watch.changed, watch.drop_unheld)]
     try:
         code = compile(program, f"{module_name}.py", "exec")
         # The program's code is what its source compiles to (it can make none later): watched from the

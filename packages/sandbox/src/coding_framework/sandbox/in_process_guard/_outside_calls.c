@@ -34,7 +34,6 @@ static PyObject *token = NULL;           /* what `allow` asks for: handed to the
 static PyThreadState *watched = NULL;    /* the tests' thread */
 static PyThreadState *harness = NULL;    /* the harness's thread (harness_here) */
 static PyObject *kept = NULL;            /* list: values calls returned, to be walked again (keep) */
-static Py_ssize_t mark = 0;              /* those before it were walked again after a test */
 static PyObject *first_change = NULL;    /* what walking them again found first: a str, or NULL */
 static PyObject *first = NULL;           /* what was recorded: a str, or NULL */
 
@@ -417,13 +416,12 @@ allow(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* The values calls of the program's returned, walked again after each test (a value changed after
- * its check by what no watch sees: a warnings filter of C callables planted mock.ANY, red-team round
- * 30; a callback of C callables in a returned Axes' registry, round 31). `keep` asks for the token;
- * `kept` hands anyone those not yet walked again after a test (the tests' thread walks them as it
- * hands over: suite_runner); `changed` records what that walk found; only the harness's thread moves
- * the mark past them (`advance`), once it has read what was recorded; `release` drops, in the tests'
- * thread, those behind the mark (a finalizer their drop runs must not run in the harness's thread). */
+/* The values calls of the program's returned, walked again as each call starts and as each test
+ * ends (a value changed after its check by what no watch sees: a warnings filter of C callables
+ * planted mock.ANY, red-team round 30; a callback of C callables in a returned Axes' registry, round
+ * 31; a value returned in setUpClass, or changed back by a later call, round 32). `keep` asks for the
+ * token; `kept` hands anyone the values kept; `changed` records what walking them again found;
+ * `drop_unheld` lets go of those nothing else holds (a change to them can reach no comparison). */
 static PyObject *
 harness_here(PyObject *module, PyObject *unused)
 {
@@ -462,7 +460,7 @@ kept_values(PyObject *module, PyObject *unused)
     if (kept == NULL) {
         return PyList_New(0);
     }
-    return PyList_GetSlice(kept, mark, PyList_GET_SIZE(kept));
+    return PyList_GetSlice(kept, 0, PyList_GET_SIZE(kept));
 }
 
 static PyObject *
@@ -490,31 +488,16 @@ change_found(PyObject *module, PyObject *unused)
 }
 
 static PyObject *
-advance(PyObject *module, PyObject *unused)
+drop_unheld(PyObject *module, PyObject *unused)
 {
-    if (harness == NULL || PyThreadState_Get() != harness) {
-        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness's thread moves the mark");
-        return NULL;
+    if (kept == NULL || PyThreadState_Get() == harness) {
+        Py_RETURN_NONE;  /* (a drop can run finalizers: never in the harness's thread) */
     }
-    mark = PyList_GET_SIZE(kept);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-release(PyObject *module, PyObject *given)
-{
-    if (token == NULL || given != token || kept == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness drops returned values");
-        return NULL;
-    }
-    if (PyThreadState_Get() == harness) {
-        PyErr_SetString(PyExc_RuntimeError, "sandbox: returned values are dropped in the tests' thread");
-        return NULL;
-    }
-    Py_ssize_t behind = mark;
-    mark = 0;
-    if (PyList_SetSlice(kept, 0, behind, NULL) < 0) {
-        return NULL;
+    for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {
+        if (i < PyList_GET_SIZE(kept) && Py_REFCNT(PyList_GET_ITEM(kept, i)) == 1
+                && PyList_SetSlice(kept, i, i + 1, NULL) < 0) {
+            return NULL;
+        }
     }
     Py_RETURN_NONE;
 }
@@ -553,11 +536,10 @@ static PyMethodDef methods[] = {
     {"paused", paused, METH_NOARGS, "paused() -> int: the pauses standing (0: the watch runs)."},
     {"harness_here", harness_here, METH_NOARGS, "harness_here(): this thread is the harness's. Once."},
     {"keep", keep, METH_VARARGS, "keep(token, value): a value a call returned, to be walked again."},
-    {"kept", kept_values, METH_NOARGS, "kept() -> list: the values kept not yet walked again after a test."},
+    {"kept", kept_values, METH_NOARGS, "kept() -> list: the values kept."},
     {"changed", changed, METH_O, "changed(what: str): record what walking them again found."},
     {"change_found", change_found, METH_NOARGS, "change_found() -> str | None: what `changed` recorded first."},
-    {"advance", advance, METH_NOARGS, "advance(): in the harness's thread, the kept values were walked."},
-    {"release", release, METH_O, "release(token): in the tests' thread, drop the values walked again."},
+    {"drop_unheld", drop_unheld, METH_NOARGS, "drop_unheld(): let go of the kept values nothing else holds."},
     {"ran", ran, METH_NOARGS,
      "ran() -> str | None: the first of the program's code entered from outside while the watch ran (its "
      "qualified name), or a word on the watch's misuse; None if nothing."},

@@ -197,7 +197,7 @@ def _checked_items(source, check, error, base_exception):
 
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
-                 thread_count, threads_before, outside, allow, keep, release, token):
+                 thread_count, threads_before, outside, allow, keep, recheck, token):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values only: the bindings are checked at the
@@ -214,8 +214,8 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     (found first: whatever ran there may have changed what the checks read); `allow` (with `token`,
     what the watch handed the harness): the functions met in a returned value that passed, which
     library code may call outside the calls (a Flask app's views, a FuncFormatter's function); `keep`:
-    each value returned that passed, walked again as the tests' thread hands over after the test
-    (`release` drops, here, those walked again).
+    each value returned that passed, walked again (`recheck`: outside_calls.recheck_kept with what it
+    needs) as each call starts, before the watch pauses for it, and after each test (suite_runner).
 
     It holds each call's arguments until the next call: objects of the program's put among them (the
     test's temporary list) died as the call returned, and their `__del__` rewrote the checked value
@@ -224,10 +224,15 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     while True:
         how, result, arguments = yield finding
         if how == "start":  # builtins' version as the call starts: no change of theirs is the program's
+            # The previous call's arguments die here, watched (not in the paused checks: a finalizer of
+            # the program's run there changed another value unseen, red-team round 32); then what
+            # calls returned is walked again, before this call can change anything back.
+            held = None
+            recheck()
             finding, started = None, builtins_version()
             continue
         if arguments is not None:
-            held = arguments  # noqa: F841 - kept alive; the previous call's die here, before the checks
+            held = arguments  # noqa: F841 - kept alive until the next call starts
         # The guard's own modules first (the walk below uses them), then the walk, then the bindings:
         # the walk reads library objects through their own code, which may be the program's (a pandas
         # ExtensionArray's `dtype`), and what that code patched is found by the bindings check after.
@@ -258,7 +263,6 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         if finding is None and how == "returned":
             if functions:
                 allow(token, functions)
-            release(token)
             keep(token, result)
 
 
@@ -275,20 +279,20 @@ def guard_calls(
     `harness_intact` runs first: the checks below it use this module's functions, which must be found
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
     ran. `controls`: (thread_states.count, its value before the program was loaded, gc.enable,
-    gc.disable, outside_calls.pause, .resume, .ran, .allow, .launch, .fly, .land, .keep, .release, the
-    watch's token),
+    gc.disable, outside_calls.pause, .resume, .ran, .allow, .launch, .fly, .land, .keep, a walk of the
+    kept values again (recheck_kept with what it needs), the watch's token),
     all taken before the program ran (None: threads not counted, collector left alone, nothing
     watched)."""
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
     (thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, launch, fly,
-     land, keep, release, token) = controls or (int, 1 << 30, int, int, int, int, _nothing, _nothing_allowed,
-                                                id, id, id, _nothing_allowed, id, None)
+     land, keep, recheck, token) = controls or (int, 1 << 30, int, int, int, int, _nothing, _nothing_allowed,
+                                                id, id, id, _nothing_allowed, _nothing, None)
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
                                   builtins_version, thread_count, threads_before, outside, allow, keep,
-                                  release, token)
+                                  recheck, token)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
                                                builtins.BaseException, _LAZY, _checked_items, builtins.type,

@@ -30,27 +30,22 @@ hand-over, where no call runs, is an error too.
 
 What no frame shows (a registry entry built of C callables only, which planted `mock.ANY` in a returned
 list: rounds 30 and 31) is looked for in the values themselves: each value a call returned is kept
-(`keep`), walked again in the tests' thread as it hands over after the test (`recheck_kept`), what
-that finds recorded (`changed`) and read by the harness, which then moves the mark past them
-(`advance`, its thread only: the program cannot skip a value); they are dropped at the next return
-(`release`). Not closed: a value changed back before the test ends. The program's code is every code object
-compiled from its source (it can make no other: compile, exec and code construction are refused to it).
-
-Honest programs whose code library code runs outside the program's calls (a callback the program
-handed to a library, which the test then triggers) are refused too (see the package README).
-
-Where the extension could not be compiled, nothing is watched (`AVAILABLE` is False; the isolation
-report names the missing layer `program_code_watch`).
+(`keep`) while anything else holds it, and walked again as each later call starts and as each test
+ends (`recheck_kept`, in the tests' thread: from the call checks and suite_runner._HandOver); what
+that finds is recorded (`changed`) and read by the harness after each test (a value returned in
+`setUpClass` and changed in a later test, or changed and changed back by a later call: round 32).
+Not closed: a value changed and changed back by C callables only within one test, between two of
+its checks; a change made after the last test ends (tearDownClass).
 """
 
 from __future__ import annotations
 
 try:
     from coding_framework.sandbox.in_process_guard._outside_calls import (
-        advance,
         allow,
         change_found,
         changed,
+        drop_unheld,
         fly,
         harness_here,
         keep,
@@ -60,7 +55,6 @@ try:
         pause,
         paused,
         ran,
-        release,
         resume,
         watch,
     )
@@ -95,28 +89,28 @@ except ImportError:  # (no compiler when the package was installed: see the modu
     def change_found() -> str | None:
         return None
 
-    def advance() -> None:
-        return None
-
-    def release(token: object) -> None:
+    def drop_unheld() -> None:
         return None
 else:
     AVAILABLE = True
 
-__all__ = ["AVAILABLE", "advance", "allow", "change_found", "changed", "fly", "harness_here", "keep", "kept",
-           "land", "launch", "pause", "paused", "ran", "recheck_kept", "release", "resume", "watch"]
+__all__ = ["AVAILABLE", "allow", "change_found", "changed", "drop_unheld", "fly", "harness_here", "keep",
+           "kept", "land", "launch", "pause", "paused", "ran", "recheck_kept", "resume", "watch"]
 
 
-def recheck_kept(answerer, is_trusted, libraries, kept, changed) -> None:
-    """Walk again (with the value checks' `answerer`) the values calls returned that no hand-over has
-    walked again yet (`kept`), and record the first finding (`changed`). Run in the tests' thread as it
-    hands over (suite_runner._HandOver, which holds what it is given); anyone may run it: it only
-    records."""
+def recheck_kept(answerer, is_trusted, libraries, kept, changed, drop_unheld) -> None:
+    """Walk again (with the value checks' `answerer`) the values calls returned (`kept`), record the
+    first finding (`changed`), and let go of those nothing else holds (`drop_unheld`). Run in the
+    tests' thread, watched (a finalizer of the program's that a drop runs is found); anyone may run
+    it: it only records."""
     try:
         for value in kept():
             culprit = answerer(value, is_trusted, libraries)
             if culprit:
-                changed(f"a value a call of the program's returned holds, since its check, {culprit}")
-                return
+                changed(f"a value a call of the program's returned holds, since its check, {culprit} (put "
+                        "there by the program's code, or by the test's own)")
+                break
+        value = None
+        drop_unheld()
     except BaseException as exc:  # (whatever stops the walk, the values were not seen)
         changed(f"the values the program's calls returned could not be walked again ({type(exc).__name__})")
