@@ -18,8 +18,8 @@ so may the guard's generator handing out a returned generator's items (`_checked
 code may call by name the program's functions found in a value a call returned (a Flask app's views, a
 FuncFormatter's function, a FunctionTransformer's: `allow`, which only the holder of the token `watch`
 returned, the harness, can tell). Such a function also put in a registry is not found when the
-registry calls it (see the package README). Each call
-of the program's pauses the watch (GuardedFunction), if the tests' code started it (or unittest's
+registry calls it (see the package README). Each call of the program's pauses the watch
+(GuardedFunction), if the tests' code started it (or unittest's
 where it calls what a test handed it): a GuardedFunction of the program's put in a registry, which
 library code called after a value's check, ran the program's code there as a call (planting
 `mock.ANY`, a library object equal to anything, in the returned list). A coroutine such a call
@@ -65,32 +65,17 @@ except ImportError:  # (no compiler when the package was installed: see the modu
               flight_pausers: tuple) -> None:
         return None
 
-    def launch(coroutine: object) -> None:
+    def _nothing(*unused: object) -> None:
         return None
 
-    def fly(coroutine: object) -> None:
-        return None
+    allow = changed = drop_unheld = fly = harness_here = keep = land = launch = pause = resume = _nothing
+    ran = change_found = _nothing
 
-    def land(coroutine: object) -> None:
-        return None
-
-    def harness_here() -> None:
-        return None
-
-    def keep(token: object, value: object) -> None:
-        return None
+    def paused() -> int:
+        return 0
 
     def kept() -> list:
         return []
-
-    def changed(what: str) -> None:
-        return None
-
-    def change_found() -> str | None:
-        return None
-
-    def drop_unheld() -> None:
-        return None
 else:
     AVAILABLE = True
 
