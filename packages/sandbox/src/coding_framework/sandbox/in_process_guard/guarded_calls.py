@@ -21,13 +21,13 @@ class GuardedFunction(tuple):
     # A program function as the tests see it: (function, check, error type, bound-method type,
     # BaseException, lazy types, _checked_items, type, pause, resume, collector on, collector off,
     # coroutine type, CheckedCoroutine, StopIteration, launch, fly, land). A call pauses the watch on
-    # the tests' thread
-    # (outside_calls: the program's code may run here, in its own call), turns the collector on for the
-    # call's length only (a collection in the tests' code ran a self-re-arming finalizer of the
-    # program's garbage, which rewrote a list after its check: red-team round 28), calls the function,
-    # turns the collector off, then calls `check` (the `send` of a generator whose frame alone holds the
-    # checks) with what it returned or raised: a patch in place while the exception travels to the
-    # test's handler (unittest's own, say) is found before it gets there. Then it resumes the watch (an
+    # the tests' thread (outside_calls: the program's code may run here, in its own call), turns the
+    # collector on for the call's length only (a collection in the tests' code ran a self-re-arming
+    # finalizer of the program's garbage, which rewrote a list after its check: red-team round 28),
+    # calls the function, turns the collector off, then calls `check` (the `send` of a generator whose
+    # frame alone holds the checks) with what it returned or raised: a patch in place while the
+    # exception travels to the test's handler (unittest's own, say) is found before it gets there.
+    # Then it resumes the watch (an
     # instance of the program's own making that does not leaves it paused: found at the next
     # hand-over). A generator, map or filter returned is handed on as a generator of ours that checks
     # each item as the test takes it (what the program's code makes on demand is never seen before); a
@@ -128,7 +128,7 @@ class CheckedCoroutine(tuple, collections.abc.Coroutine):
         # The watch stays paused for the coroutine's whole flight, from the step that starts it to the
         # one it ends in: between steps its event loop runs the tasks the coroutine made (the
         # program's code, entered from the loop's). A flight left unfinished at a hand-over is found.
-        self[1](("start", None, None))
+        self[1](("step", None, None))
         self[4](self[0])
         landed = True
         try:
@@ -223,6 +223,9 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     finding, held, started = None, None, None
     while True:
         how, result, arguments = yield finding
+        if how == "step":  # a step of a returned coroutine: builtins' version as it starts
+            finding, started = None, builtins_version()
+            continue
         if how == "start":  # builtins' version as the call starts: no change of theirs is the program's
             # The previous call's arguments die here, watched (not in the paused checks: a finalizer of
             # the program's run there changed another value unseen, red-team round 32); then what
