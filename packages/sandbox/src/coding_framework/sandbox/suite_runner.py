@@ -141,8 +141,6 @@ def run_in_child(chan: wire.FdChannel) -> int:
         report("<load>", "error", "sandbox: this host cannot refuse signal handlers to the program "
                                   "(seccomp), which unittest jobs need")
         return 1
-    # The values the program's calls return are walked again here after each test (outside_calls).
-    in_process_guard.outside_calls.harness_here()
     harness_frames = in_process_guard.install_audit_hook(roots, trusted_code, main_thread=_thread.get_ident(),
                                                          trace=_stop_program_code(harness_trusts),
                                                          profile_setters=_WATCH_PAUSERS)
@@ -463,10 +461,10 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     thread_count, collector_off = in_process_guard.thread_states.count, gc.disable
     watch = in_process_guard.outside_calls
     resume, start_watch = watch.resume, watch.watch
-    controls = [thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
+    controls = (thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
                 watch.allow, watch.launch, watch.fly, watch.land, watch.keep,
                 functools.partial(watch.recheck_kept, in_process_guard.foreign_answerer, is_trusted,
-                                  libraries, watch.kept, watch.changed, watch.drop_unheld)]
+                                  libraries, watch.kept, watch.changed, watch.drop_unheld, watch.RECENT))
     try:
         code = compile(program, f"{module_name}.py", "exec")
         # The program's code is what its source compiles to (it can make none later): watched from the

@@ -32,10 +32,9 @@ static PyObject *launched = NULL;        /* dict: id(coroutine) -> coroutine, re
 static PyObject *pauses = NULL;          /* dict: id(key) -> key, the pauses standing (frames, coroutines) */
 static PyObject *token = NULL;           /* what `allow` asks for: handed to the first `watch` only */
 static PyThreadState *watched = NULL;    /* the tests' thread */
-static PyThreadState *harness = NULL;    /* the harness's thread (harness_here) */
 static PyObject *kept = NULL;            /* list: values calls returned, to be walked again (keep) */
-static PyObject *first_change = NULL;    /* what walking them again found first: a str, or NULL */
-static PyObject *first = NULL;           /* what was recorded: a str, or NULL */
+static PyObject *first = NULL;           /* what the watch recorded first: a str, or NULL */
+static PyObject *first_change = NULL;    /* what walking the kept values again found first, or NULL */
 
 static int
 holds(PyObject *codes, PyObject *code)
@@ -122,13 +121,31 @@ called_by_name(PyCodeObject *code)
             || PyUnicode_CompareWithASCIIString(name, "__call__") == 0);
 }
 
+/* Keep `what` in `slot` unless something is there already (the first finding stays). */
+static void
+keep_first(PyObject **slot, PyObject *what)
+{
+    if (*slot == NULL) {
+        Py_INCREF(what);
+        *slot = what;
+    }
+}
+
+/* What `slot` holds, or None. */
+static PyObject *
+give(PyObject *slot)
+{
+    if (slot == NULL) {
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(slot);
+    return slot;
+}
+
 static void
 record(PyObject *what)
 {
-    if (first == NULL) {
-        Py_INCREF(what);
-        first = what;
-    }
+    keep_first(&first, what);
 }
 
 static void
@@ -170,6 +187,13 @@ profile(PyObject *unused, PyFrameObject *frame, int what, PyObject *arg)
     }
     Py_DECREF(code);
     return 0;
+}
+
+/* Whether the thread asking is not the watched one (then pauses and flights are not its to change). */
+static int
+elsewhere(void)
+{
+    return watched == NULL || PyThreadState_Get() != watched;
 }
 
 /* The current frame (borrowed) if the watched thread asks from a frame of one of `pausers`; else
@@ -270,9 +294,10 @@ watch(PyObject *module, PyObject *args)
     handed_out = PyDict_New();
     launched = PyDict_New();
     pauses = PyDict_New();
+    kept = PyList_New(0);
     token = PyBaseObject_Type.tp_alloc(&PyBaseObject_Type, 0);
     if (program_codes == NULL || test_codes == NULL || free_callers == NULL || callers == NULL
-            || handed_out == NULL || launched == NULL || pauses == NULL || token == NULL) {
+            || handed_out == NULL || launched == NULL || pauses == NULL || kept == NULL || token == NULL) {
         Py_CLEAR(program_codes);
         Py_CLEAR(test_codes);
         Py_CLEAR(free_callers);
@@ -280,6 +305,7 @@ watch(PyObject *module, PyObject *args)
         Py_CLEAR(handed_out);
         Py_CLEAR(launched);
         Py_CLEAR(pauses);
+        Py_CLEAR(kept);
         Py_CLEAR(token);
         return NULL;
     }
@@ -299,8 +325,8 @@ watch(PyObject *module, PyObject *args)
 static PyObject *
 pause_watch(PyObject *module, PyObject *unused)
 {
-    if (watched == NULL || PyThreadState_Get() != watched) {
-        Py_RETURN_NONE;  /* (another thread: nothing of the watch's to change) */
+    if (elsewhere()) {
+        Py_RETURN_NONE;
     }
     PyFrameObject *frame = pauser_frame(call_pausers, "sandbox: only the harness pauses its watch");
     if (frame == NULL) {
@@ -321,7 +347,7 @@ pause_watch(PyObject *module, PyObject *unused)
 static PyObject *
 resume_watch(PyObject *module, PyObject *unused)
 {
-    if (watched == NULL || PyThreadState_Get() != watched) {
+    if (elsewhere()) {
         Py_RETURN_NONE;
     }
     PyFrameObject *frame = pauser_frame(call_pausers, "sandbox: only the harness resumes its watch");
@@ -343,7 +369,7 @@ resume_watch(PyObject *module, PyObject *unused)
 static PyObject *
 launch(PyObject *module, PyObject *coroutine)
 {
-    if (watched == NULL || PyThreadState_Get() != watched) {
+    if (elsewhere()) {
         Py_RETURN_NONE;
     }
     PyFrameObject *frame = pauser_frame(call_pausers, "sandbox: only the harness launches a coroutine");
@@ -363,7 +389,7 @@ launch(PyObject *module, PyObject *coroutine)
 static PyObject *
 fly(PyObject *module, PyObject *coroutine)
 {
-    if (watched == NULL || PyThreadState_Get() != watched) {
+    if (elsewhere()) {
         Py_RETURN_NONE;
     }
     if (pauser_frame(flight_pausers, "sandbox: only the harness flies a coroutine") == NULL) {
@@ -383,7 +409,7 @@ fly(PyObject *module, PyObject *coroutine)
 static PyObject *
 land(PyObject *module, PyObject *coroutine)
 {
-    if (watched == NULL || PyThreadState_Get() != watched) {
+    if (elsewhere()) {
         Py_RETURN_NONE;
     }
     if (pauser_frame(flight_pausers, "sandbox: only the harness lands a coroutine") == NULL) {
@@ -420,23 +446,9 @@ allow(PyObject *module, PyObject *args)
  * ends (a value changed after its check by what no watch sees: a warnings filter of C callables
  * planted mock.ANY, red-team round 30; a callback of C callables in a returned Axes' registry, round
  * 31; a value returned in setUpClass, or changed back by a later call, round 32). `keep` asks for the
- * token; `kept` hands anyone the values kept; `changed` records what walking them again found;
- * `drop_unheld` lets go of those nothing else holds (a change to them can reach no comparison). */
-static PyObject *
-harness_here(PyObject *module, PyObject *unused)
-{
-    if (harness != NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "sandbox: the harness's thread is known already");
-        return NULL;
-    }
-    kept = PyList_New(0);
-    if (kept == NULL) {
-        return NULL;
-    }
-    harness = PyThreadState_Get();
-    Py_RETURN_NONE;
-}
-
+ * token; `kept` hands anyone the values kept (the most recent `n`, where given); `changed` records
+ * what walking them again found; `drop_unheld` lets go of those nothing else holds (a change to them
+ * can reach no comparison). */
 static PyObject *
 keep(PyObject *module, PyObject *args)
 {
@@ -455,12 +467,17 @@ keep(PyObject *module, PyObject *args)
 }
 
 static PyObject *
-kept_values(PyObject *module, PyObject *unused)
+kept_values(PyObject *module, PyObject *args)
 {
+    Py_ssize_t recent = 0;
+    if (!PyArg_ParseTuple(args, "|n:kept", &recent)) {
+        return NULL;
+    }
     if (kept == NULL) {
         return PyList_New(0);
     }
-    return PyList_GetSlice(kept, 0, PyList_GET_SIZE(kept));
+    Py_ssize_t n = PyList_GET_SIZE(kept);
+    return PyList_GetSlice(kept, recent > 0 && recent < n ? n - recent : 0, n);
 }
 
 static PyObject *
@@ -470,28 +487,21 @@ changed(PyObject *module, PyObject *what)
         PyErr_SetString(PyExc_TypeError, "changed(what): a str");
         return NULL;
     }
-    if (first_change == NULL) {
-        Py_INCREF(what);
-        first_change = what;
-    }
+    keep_first(&first_change, what);
     Py_RETURN_NONE;
 }
 
 static PyObject *
 change_found(PyObject *module, PyObject *unused)
 {
-    if (first_change == NULL) {
-        Py_RETURN_NONE;
-    }
-    Py_INCREF(first_change);
-    return first_change;
+    return give(first_change);
 }
 
 static PyObject *
 drop_unheld(PyObject *module, PyObject *unused)
 {
-    if (kept == NULL || PyThreadState_Get() == harness) {
-        Py_RETURN_NONE;  /* (a drop can run finalizers: never in the harness's thread) */
+    if (kept == NULL) {
+        Py_RETURN_NONE;
     }
     for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {
         if (i < PyList_GET_SIZE(kept) && Py_REFCNT(PyList_GET_ITEM(kept, i)) == 1
@@ -511,11 +521,7 @@ paused(PyObject *module, PyObject *unused)
 static PyObject *
 ran(PyObject *module, PyObject *unused)
 {
-    if (first == NULL) {
-        Py_RETURN_NONE;
-    }
-    Py_INCREF(first);
-    return first;
+    return give(first);
 }
 
 static PyMethodDef methods[] = {
@@ -534,9 +540,8 @@ static PyMethodDef methods[] = {
      "allow(token, codes: list[code]): the program's functions found in a value its call returned may be "
      "called by library code by name (`token`: what watch returned)."},
     {"paused", paused, METH_NOARGS, "paused() -> int: the pauses standing (0: the watch runs)."},
-    {"harness_here", harness_here, METH_NOARGS, "harness_here(): this thread is the harness's. Once."},
     {"keep", keep, METH_VARARGS, "keep(token, value): a value a call returned, to be walked again."},
-    {"kept", kept_values, METH_NOARGS, "kept() -> list: the values kept."},
+    {"kept", kept_values, METH_VARARGS, "kept(n=0) -> list: the values kept (the most recent n, n > 0)."},
     {"changed", changed, METH_O, "changed(what: str): record what walking them again found."},
     {"change_found", change_found, METH_NOARGS, "change_found() -> str | None: what `changed` recorded first."},
     {"drop_unheld", drop_unheld, METH_NOARGS, "drop_unheld(): let go of the kept values nothing else holds."},

@@ -501,7 +501,7 @@ def install_audit_hook(
     guarded, guarded_attributes = GUARDED_EVENTS, GUARDED_ATTRIBUTES
     code_attributes = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
     harness_events, frame_attributes = HARNESS_THREAD_EVENTS, FRAME_ATTRIBUTES
-    setters, is_one_of = builtins.tuple(profile_setters), any_is
+    setters = CodeSet(profile_setters)
     # One sys._current_frames() is let through in the harness's thread while this is True (see
     # harness_frames); a closure of the hook's own, which nothing outside this function reaches.
     allowed_once = [False]
@@ -532,7 +532,7 @@ def install_audit_hook(
         try:
             direct = getframe(1)
             reader = direct.f_code
-            if event == "sys.setprofile" and is_one_of(reader, setters):
+            if event == "sys.setprofile" and reader in setters:
                 return  # (outside_calls' watch, set or removed by the harness's own code: see above)
             if (event == "object.__getattr__" and args[1] in code_attributes and is_trusted(reader)
                     and reader.co_filename not in pass_files
@@ -597,14 +597,6 @@ def install_audit_hook(
             allowed_once[0] = False
 
     return harness_frames
-
-
-def any_is(item: object, items: tuple) -> bool:
-    """Whether `item` is one of `items`, by identity (`in` would compare with `==`)."""
-    for candidate in items:  # noqa: SIM110 - a plain loop: `any` would be a name the program may rebind
-        if candidate is item:
-            return True
-    return False
 
 
 def _module_file(name: str) -> str | None:

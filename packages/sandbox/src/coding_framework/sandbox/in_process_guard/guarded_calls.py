@@ -272,7 +272,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
 def guard_calls(
     namespace: dict, filename: str, changes: Callable[[], list[str]],
     is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
-    libraries: tuple, controls: tuple | None = None,
+    libraries: tuple, controls: tuple,
 ) -> None:
     """Replace, in place, each function `namespace` defines in the program (`filename`), and each other
     callable of the program's that a test may call (see _calls_program), by a GuardedFunction: when a
@@ -283,14 +283,12 @@ def guard_calls(
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
     ran. `controls`: (thread_states.count, its value before the program was loaded, gc.enable,
     gc.disable, outside_calls.pause, .resume, .ran, .allow, .launch, .fly, .land, .keep, a walk of the
-    kept values again (recheck_kept with what it needs), the watch's token),
-    all taken before the program ran (None: threads not counted, collector left alone, nothing
-    watched)."""
+    kept values again (recheck_kept with what it needs), the watch's token), all taken before the
+    program ran."""
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
     (thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, launch, fly,
-     land, keep, recheck, token) = controls or (int, 1 << 30, int, int, int, int, _nothing, _nothing_allowed,
-                                                id, id, id, _nothing_allowed, _nothing, None)
+     land, keep, recheck, token) = controls
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
@@ -305,14 +303,6 @@ def guard_calls(
 
 
 _LAZY = (types.GeneratorType, map, filter)
-
-
-def _nothing() -> None:
-    return None
-
-
-def _nothing_allowed(token: object, functions: list) -> None:
-    return None
 
 
 _NEW, _CALL = frozenset({"__new__"}), frozenset({"__call__"})

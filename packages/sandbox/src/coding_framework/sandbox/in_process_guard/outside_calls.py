@@ -30,8 +30,9 @@ hand-over, where no call runs, is an error too.
 
 What no frame shows (a registry entry built of C callables only, which planted `mock.ANY` in a returned
 list: rounds 30 and 31) is looked for in the values themselves: each value a call returned is kept
-(`keep`) while anything else holds it, and walked again as each later call starts and as each test
-ends (`recheck_kept`, in the tests' thread: from the call checks and suite_runner._HandOver); what
+(`keep`) while anything else holds it, and walked again as each later call starts (the RECENT most
+recent) and as each test ends (all; `recheck_kept`, in the tests' thread: from the call checks and
+suite_runner._HandOver); what
 that finds is recorded (`changed`) and read by the harness after each test (a value returned in
 `setUpClass` and changed in a later test, or changed and changed back by a later call: round 32).
 Not closed: a value changed and changed back by C callables only within one test, between two of
@@ -47,7 +48,6 @@ try:
         changed,
         drop_unheld,
         fly,
-        harness_here,
         keep,
         kept,
         land,
@@ -68,28 +68,33 @@ except ImportError:  # (no compiler when the package was installed: see the modu
     def _nothing(*unused: object) -> None:
         return None
 
-    allow = changed = drop_unheld = fly = harness_here = keep = land = launch = pause = resume = _nothing
+    allow = changed = drop_unheld = fly = keep = land = launch = pause = resume = _nothing
     ran = change_found = _nothing
 
     def paused() -> int:
         return 0
 
-    def kept() -> list:
+    def kept(recent: int = 0) -> list:
         return []
 else:
     AVAILABLE = True
 
-__all__ = ["AVAILABLE", "allow", "change_found", "changed", "drop_unheld", "fly", "harness_here", "keep",
-           "kept", "land", "launch", "pause", "paused", "ran", "recheck_kept", "resume", "watch"]
+__all__ = ["AVAILABLE", "RECENT", "allow", "change_found", "changed", "drop_unheld", "fly", "keep", "kept",
+           "land", "launch", "pause", "paused", "ran", "recheck_kept", "resume", "watch"]
+
+# How many of the most recently returned values a call's start walks again (a test's end walks them
+# all): what the test compares is what its latest calls returned, and a test collecting a thousand
+# results would otherwise have every call walk all those before it.
+RECENT = 32
 
 
-def recheck_kept(answerer, is_trusted, libraries, kept, changed, drop_unheld) -> None:
-    """Walk again (with the value checks' `answerer`) the values calls returned (`kept`), record the
-    first finding (`changed`), and let go of those nothing else holds (`drop_unheld`). Run in the
-    tests' thread, watched (a finalizer of the program's that a drop runs is found); anyone may run
-    it: it only records."""
+def recheck_kept(answerer, is_trusted, libraries, kept, changed, drop_unheld, recent: int = 0) -> None:
+    """Walk again (with the value checks' `answerer`) the values calls returned (`kept`; the `recent`
+    most recent, where given), record the first finding (`changed`), and let go of those nothing else
+    holds (`drop_unheld`). Run in the tests' thread, watched (a finalizer of the program's that a drop
+    runs is found); anyone may run it: it only records."""
     try:
-        for value in kept():
+        for value in kept(recent):
             culprit = answerer(value, is_trusted, libraries)
             if culprit:
                 changed(f"a value a call of the program's returned holds, since its check, {culprit} (put "
