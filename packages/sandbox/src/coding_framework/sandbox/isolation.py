@@ -334,6 +334,21 @@ def contain_sysv_ipc() -> bool:
     return _set_sysctls(settings, missing_ok=False)
 
 
+def seal_sysctls() -> bool:
+    """Make /proc/sys read-only for this process and everything it forks, once every sysctl of the
+    sandbox's namespaces is set; True if it could. Descriptors opened before stay writable (the pid
+    counter's: open_pid_counter). Without it, a rootless sandbox's candidate, uid 0 of the user namespace
+    like the zygote, owns the IPC, PID and network namespaces' sysctls even with no capability: it could
+    raise shmmni again and leave SysV shared memory for the next sample (held until the pool closes, by
+    no cgroup), or set pid_max, a number the next sample reads (red-team round 34). A read-only bind
+    mount, which only a capability over the mount namespace could undo, closes them all at once."""
+    try:
+        _bind_readonly("/proc/sys", "/proc/sys")
+    except OSError:
+        return False
+    return True
+
+
 def _set_sysctls(settings: list[tuple[str, str]], *, missing_ok: bool) -> bool:
     """Write each `/proc/sys/<name>` value (of this process's namespaces); True if every one was set.
     `missing_ok`: a file this kernel does not have counts as set (older kernels lack some limits)."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace", "ipc_namespace",
-          "uts_namespace", "no_nested_namespaces", "no_file_watches", "fresh_pid_counter", "private_proc",
-          "readonly_root", "unprivileged_candidate", "rlimits", "syscall_filter", "cgroup_limits",
+          "uts_namespace", "no_nested_namespaces", "no_file_watches", "fresh_pid_counter", "readonly_sysctls",
+          "private_proc", "readonly_root", "unprivileged_candidate", "rlimits", "syscall_filter",
+          "cgroup_limits",
           "scrubbed_environment", "wall_clock_kill", "capped_output",
           "thread_state_count", "program_code_watch")
 
@@ -53,6 +54,8 @@ def from_zygote(report: dict) -> IsolationReport:
         "no_file_watches": namespaced and bool(report.get("file_watches_blocked")),
         # Every sample's pids start at 2: the pid counter carries nothing from one sample to the next.
         "fresh_pid_counter": namespaced and bool(report.get("pid_counter_reset")),
+        # /proc/sys read-only: a rootless candidate (uid 0 of the namespace) owns its namespaces' sysctls.
+        "readonly_sysctls": namespaced and bool(report.get("sysctls_sealed")),
         "private_proc": namespaced and bool(root.get("proc")),
         "readonly_root": namespaced and bool(root),
         # Either a distinct unprivileged uid, or uid 0 of a user namespace with every capability dropped.

@@ -1,6 +1,6 @@
 """A seccomp filter the zygote installs once, for itself and every child it forks (filters are
 inherited and cannot be removed): it refuses (EPERM) the few system calls that reach past a sample
-through kernel state its other layers leave shared.
+through kernel state its other layers leave shared, or that open the kernel's riskiest code to it.
 
 - Kernel keyrings (`add_key`, `request_key`, `keyctl`): the user keyring belongs to the uid, not to
   the process, so a key one sample adds is there for the next sample of the worker to read: a channel
@@ -9,6 +9,10 @@ through kernel state its other layers leave shared.
   and without a distinct sandbox uid (rootless: the candidate is uid 0 of the user namespace, as the
   zygote is) a candidate could set the zygote's own limits (`RLIMIT_NOFILE` = 4), breaking every later
   sample of its worker. A process's own limits (`pid` 0, what `setrlimit` sends) stay allowed.
+- io_uring (`io_uring_setup`, `io_uring_enter`, `io_uring_register`) and `userfaultfd`: kernel code
+  that no program run here needs and that is where most recent unprivileged kernel exploits start
+  (io_uring runs operations in kernel workers; userfaultfd stalls the kernel mid-copy, at the moment an
+  exploit chooses). Refused as container runtimes' default profiles do.
 - System calls of another ABI (x86-64's x32 numbers, i386's `int 0x80`), which the numbers above
   would not catch.
 
@@ -34,10 +38,13 @@ _X32_SYSCALL_BIT = 0x40000000
 
 # machine -> (AUDIT_ARCH_*, {name: number}) for the calls refused outright, and prlimit64.
 _TABLES = {
-    "x86_64": (0xC000003E, {"add_key": 248, "request_key": 249, "keyctl": 250}, 302),
-    "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219}, 261),
+    "x86_64": (0xC000003E, {"add_key": 248, "request_key": 249, "keyctl": 250, "userfaultfd": 323,
+                            "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}, 302),
+    "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "userfaultfd": 282,
+                             "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}, 261),
 }
-REFUSED = ("add_key", "request_key", "keyctl")
+REFUSED = ("add_key", "request_key", "keyctl", "userfaultfd", "io_uring_setup", "io_uring_enter",
+           "io_uring_register")
 
 
 class _Insn(ctypes.Structure):

@@ -129,6 +129,8 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     # As init of its own PID namespace, every sample's pids start at 2: see isolation.open_pid_counter.
     pid_counter = isolation.open_pid_counter() if init else None
     report["pid_counter_reset"] = pid_counter is not None
+    # Every sysctl is set now: read-only from here on (the pid counter's descriptor stays writable).
+    report["sysctls_sealed"] = namespaced and isolation.seal_sysctls()
     report["single_malloc_arena"] = isolation.share_malloc_arena()
     child.prepare_zygote(work.cwd)
     # Inside the sandbox, with the environment and view children get: a library may start a thread

@@ -1,0 +1,169 @@
+"""The sandbox run by an unprivileged user, as most users run it on their own machine ("rootless").
+
+The user namespace then holds one uid: the candidate is its uid 0, like the zygote, with every
+capability dropped, and there is no cgroup. Run as root (CI), the pool runs as another uid in a private
+mount namespace in which the directories on the way to Python and to this checkout (a home directory
+with mode 0700, say) are made passable; the mounts go with that namespace. Run as any other user, the
+pool simply runs as that user.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import coding_framework.sandbox
+
+UNPRIVILEGED_UID = 1000  # any uid but 0: it owns nothing on the host the test needs
+
+# Sysctls of the sandbox's IPC, PID and mqueue namespaces that a rootless candidate, as uid 0 of the user
+# namespace that owns them, could write while /proc/sys was writable (red-team round 34), each with the
+# value a sample would set to undo the SysV containment or to leave a number for the next sample.
+SYSCTL_WRITES = {"kernel/shmmni": "4096", "kernel/shm_rmid_forced": "0", "kernel/msgmni": "32000",
+                 "kernel/sem": "32000 1024000000 500 32000", "kernel/pid_max": "4242",
+                 "fs/mqueue/queues_max": "256"}
+
+PROBE = f"""
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+status = dict(line.split(':', 1) for line in open('/proc/self/status'))
+out = {{'uid': os.getuid(), 'caps': int(status['CapEff'], 16), 'pid': os.getpid(),
+       'sealed': bool(os.statvfs('/proc/sys').f_flag & os.ST_RDONLY), 'writes': {{}}, 'values': {{}}}}
+for name, value in {SYSCTL_WRITES!r}.items():
+    try:
+        with open('/proc/sys/' + name, 'w') as fh:
+            fh.write(value)
+        out['writes'][name] = 'written'
+    except OSError as exc:
+        out['writes'][name] = exc.errno
+    out['values'][name] = open('/proc/sys/' + name).read().split()
+# A segment the previous sample left (key 0x5eed), then one of this sample's own.
+out['shm'] = [libc.shmget(0x5eed, 0, 0), libc.shmget(0x5eed, 1 << 20, 0o1666)]
+print(json.dumps(out))
+"""
+
+SCRIPT = f"""
+import json, warnings
+from coding_framework.sandbox import FunctionCallJob, Limits, ProgramJob, SandboxPool
+
+good = FunctionCallJob(program="def add(a, b):\\n    return a + b\\n", entry_point="add",
+                       test="def check(candidate):\\n    assert candidate(2, 3) == 5\\n")
+wrong = FunctionCallJob(program="def add(a, b):\\n    return a - b\\n", entry_point="add",
+                        test="def check(candidate):\\n    assert candidate(2, 3) == 5\\n")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    pool = SandboxPool(workers=1, limits=Limits(timeout_s=10.0))
+with pool:
+    report = pool.isolation_report()
+    probes = []
+    for _ in range(2):
+        verdict = pool.run(ProgramJob(program={PROBE!r}))
+        probes.append(json.loads(verdict.stdout) if verdict.stdout else verdict.status.value + verdict.stderr)
+    verdicts = [pool.run(job).status.value for job in (good, wrong)]
+print(json.dumps({{"missing": list(report.missing), "child_uid": report.details.get("child_uid"),
+                  "warned": [str(w.message) for w in caught], "probes": probes, "verdicts": verdicts}}))
+"""
+
+
+def _passable(path: str) -> bool:
+    return bool(os.stat(path).st_mode & stat.S_IXOTH)
+
+
+def _unpassable_parts(paths: list[str]) -> dict[str, set[str]]:
+    """For each directory on the way to `paths` that other users cannot pass: its entries on the way."""
+    blocked: dict[str, set[str]] = {}
+    for path in paths:
+        parts = Path(path).parts
+        for depth in range(1, len(parts) - 1):
+            directory = os.path.join(*parts[:depth + 1])
+            if not _passable(directory):
+                blocked.setdefault(directory, set()).add(parts[depth + 1])
+                break
+    return blocked
+
+
+def _as_unprivileged_user(script: Path, scratch: Path) -> list[str]:
+    """The command that runs `script` with this venv's Python as an unprivileged user."""
+    python = os.path.join(sys.prefix, "bin", "python")
+    env = ["env", "-i", "PATH=/usr/bin:/bin", f"HOME={scratch}", python, str(script)]
+    if os.geteuid() != 0:
+        return env
+    for tool in ("unshare", "setpriv", "mount"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"running the rootless sandbox as root needs util-linux's `{tool}`: "
+                        "apt install util-linux")
+    needed = [os.path.realpath(p) for p in (python, sys.prefix, sys.base_prefix,
+                                            os.path.dirname(coding_framework.sandbox.__file__))]
+    lines = ["set -e"]
+    for number, (directory, entries) in enumerate(sorted(_unpassable_parts(needed).items())):
+        stand_in = scratch / f"passable-{number}"
+        stand_in.mkdir(mode=0o755)
+        for entry in sorted(entries):
+            (stand_in / entry).mkdir(mode=0o755)
+            lines.append(f"mount --bind {shlex.quote(os.path.join(directory, entry))} "
+                         f"{shlex.quote(str(stand_in / entry))}")
+        lines.append(f"mount --rbind {shlex.quote(str(stand_in))} {shlex.quote(directory)}")
+    lines.append(f"exec setpriv --reuid {UNPRIVILEGED_UID} --regid {UNPRIVILEGED_UID} --clear-groups "
+                 + " ".join(shlex.quote(part) for part in env))
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(lines)]
+
+
+@pytest.fixture(scope="module")
+def rootless():
+    """What SCRIPT printed, run as an unprivileged user."""
+    scratch = Path(tempfile.mkdtemp(prefix="cf-rootless-", dir="/tmp"))
+    try:
+        scratch.chmod(0o755)
+        if os.geteuid() == 0:
+            os.chown(scratch, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+        script = scratch / "rootless_pool.py"
+        script.write_text(SCRIPT)
+        script.chmod(0o644)
+        command = _as_unprivileged_user(script, scratch)
+        if os.geteuid() == 0:
+            userns = subprocess.run(["setpriv", "--reuid", str(UNPRIVILEGED_UID), "--regid",
+                                     str(UNPRIVILEGED_UID), "--clear-groups", "unshare", "--user", "true"],
+                                    capture_output=True, text=True)
+            if userns.returncode != 0:
+                pytest.skip(f"this host gives unprivileged users no user namespace ({userns.stderr.strip()}):"
+                            " a rootless sandbox degrades there, with a warning")
+        done = subprocess.run(command, cwd=scratch, capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_rootless_sandbox_is_isolated_but_for_the_cgroup(rootless):
+    assert rootless["child_uid"] is None  # one uid inside: the candidate is uid 0 with no capability
+    assert set(rootless["missing"]) <= {"cgroup_limits"}, rootless["missing"]
+    assert all(probe["uid"] == 0 and probe["caps"] == 0 for probe in rootless["probes"]), rootless["probes"]
+    assert rootless["verdicts"] == ["passed", "failed"]
+    if rootless["missing"]:  # degraded loudly, naming what is missing
+        assert any("DEGRADED" in text and "cgroup_limits" in text for text in rootless["warned"]), rootless
+
+
+def test_rootless_candidate_cannot_change_its_namespaces_sysctls(rootless):
+    # The candidate owns its IPC, PID and mqueue namespaces' sysctls as uid 0 of their user namespace:
+    # /proc/sys is read-only, so no sample undoes the SysV containment or leaves a pid_max behind.
+    first, second = rootless["probes"]
+    for probe in (first, second):
+        assert probe["sealed"] is True
+        assert probe["writes"] == {name: errno.EROFS for name in SYSCTL_WRITES}, probe["writes"]
+        assert probe["values"]["kernel/shmmni"] == ["0"] and probe["values"]["kernel/msgmni"] == ["0"]
+        assert probe["values"]["kernel/sem"] == ["0", "0", "0", "0"]
+        assert probe["values"]["kernel/shm_rmid_forced"] == ["1"]
+        assert probe["values"]["kernel/pid_max"] != ["4242"]
+        assert probe["shm"] == [-1, -1]  # nothing left by the first sample, nothing made by either
+        assert probe["pid"] == 2  # the zygote still resets the pid counter through its own descriptor
+    assert first["values"] == second["values"]
