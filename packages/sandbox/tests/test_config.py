@@ -80,3 +80,11 @@ def test_pool_refuses_worker_counts_it_cannot_use_before_starting_anything(worke
     if workers == 10**9:
         most = max(64, 8 * len(os.sched_getaffinity(0)))
         assert f"at most {most} (8 per core" in str(caught.value)
+
+
+@pytest.mark.parametrize("floor", [-1, True, 1.5, "512"])
+def test_pool_refuses_a_host_memory_floor_that_is_not_a_count_of_mib(floor):
+    from coding_framework.sandbox import SandboxPool
+
+    with pytest.raises(ValueError, match=r"host_memory_floor_mb must be an int >= 0 \(0: off\)"):
+        SandboxPool(workers=1, host_memory_floor_mb=floor)

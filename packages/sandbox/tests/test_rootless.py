@@ -52,6 +52,41 @@ out['shm'] = [libc.shmget(0x5eed, 0, 0), libc.shmget(0x5eed, 1 << 20, 0o1666)]
 print(json.dumps(out))
 """
 
+# Starts n threads that wait, then prints how many started: RLIMIT_NPROC counts tasks (threads too).
+THREADS = """
+import threading
+go, started = threading.Event(), []
+for _ in range({n}):
+    thread = threading.Thread(target=go.wait)
+    try:
+        thread.start()
+    except RuntimeError:
+        break
+    started.append(thread)
+go.set()
+for thread in started:
+    thread.join()
+print(len(started))
+"""
+
+# Six processes of 400 MiB each, every one within its own limit (1024 MiB): 2.4 GiB in all.
+HOG = """
+import mmap, os, time
+def hold():
+    return mmap.mmap(-1, 400 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE)
+kids = []
+for _ in range(5):
+    pid = os.fork()
+    if pid == 0:
+        held = hold()
+        time.sleep(3)
+        os._exit(0)
+    kids.append(pid)
+held = hold()
+for pid in kids:
+    os.waitpid(pid, 0)
+"""
+
 SCRIPT = f"""
 import json, warnings
 from coding_framework.sandbox import FunctionCallJob, Limits, ProgramJob, SandboxPool
@@ -70,8 +105,25 @@ with pool:
         verdict = pool.run(ProgramJob(program={PROBE!r}))
         probes.append(json.loads(verdict.stdout) if verdict.stdout else verdict.status.value + verdict.stderr)
     verdicts = [pool.run(job).status.value for job in (good, wrong)]
+    # max_processes=8: the candidate's main thread and 7 more, however many tasks the zygote has.
+    threads = [int(pool.run(ProgramJob(program={THREADS!r}.format(n=n), limits=Limits(max_processes=8)))
+                   .stdout) for n in (7, 8)]
+    default_floor = report.details["host_memory_floor_mb"]
+# A floor 1 GiB under what the host has available now stands in for a host running out of memory.
+with open("/proc/meminfo") as fh:
+    available_mb = int(next(line for line in fh if line.startswith("MemAvailable:")).split()[1]) >> 10
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    low = SandboxPool(workers=1, limits=Limits(timeout_s=10.0), host_memory_floor_mb=available_mb - 1024)
+with low:
+    as_function = FunctionCallJob(program="def add(a, b):\\n" + "".join("    " + line + "\\n" for line in
+                                  {HOG!r}.splitlines()) + "    return a + b\\n", entry_point="add",
+                                  test="def check(candidate):\\n    assert candidate(2, 3) == 5\\n")
+    hogs = [low.run(job) for job in (ProgramJob(program={HOG!r}), as_function, good)]
 print(json.dumps({{"missing": list(report.missing), "child_uid": report.details.get("child_uid"),
-                  "warned": [str(w.message) for w in caught], "probes": probes, "verdicts": verdicts}}))
+                  "warned": [str(w.message) for w in caught], "probes": probes, "verdicts": verdicts,
+                  "threads": threads, "default_floor": default_floor,
+                  "hogs": [[v.status.value, v.message] for v in hogs]}}))
 """
 
 
@@ -151,6 +203,25 @@ def test_rootless_sandbox_is_isolated_but_for_the_cgroup(rootless):
     assert rootless["verdicts"] == ["passed", "failed"]
     if rootless["missing"]:  # degraded loudly, naming what is missing
         assert any("DEGRADED" in text and "cgroup_limits" in text for text in rootless["warned"]), rootless
+
+
+def test_rootless_candidate_gets_all_its_processes(rootless):
+    # The zygote's two processes share the candidate's uid (and the kernel's per-uid task count): the
+    # candidate got max_processes - 2 tasks, a correct program using 31 threads of 32 failed (round 35).
+    assert rootless["threads"] == [7, 7]
+
+
+def test_rootless_sample_is_killed_when_the_host_runs_low_on_memory(rootless):
+    # No cgroup: six processes within their own limits held 2.4 GiB and passed, and a candidate may lower
+    # its oom_score_adj, so the kernel's OOM killer took a process of the user's (round 35). The zygote
+    # now kills a sample running while the host's available memory is under the floor.
+    with open("/proc/meminfo") as fh:
+        total_mb = int(next(line for line in fh if line.startswith("MemTotal:")).split()[1]) >> 10
+    assert rootless["default_floor"] == max(256, total_mb // 20)
+    (program, program_message), (function, function_message), (honest, _) = rootless["hogs"]
+    assert program == function == "memory", rootless["hogs"]
+    assert all("available memory fell under" in text for text in (program_message, function_message))
+    assert honest == "passed"  # the same pool, once the host has its memory back
 
 
 def test_rootless_candidate_cannot_change_its_namespaces_sysctls(rootless):

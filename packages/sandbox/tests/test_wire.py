@@ -49,7 +49,10 @@ def test_control_records_round_trip_and_reject_what_does_not_fit():
     assert wire.parse_run(wire.pack_run(b"p", limits), 4) == (b"p", limits)
     assert wire.parse_run(record[:-1], 3) is None and wire.parse_run(b"X" + record[1:], 3) is None
     done = wire.parse_exit(wire.pack_exit(wire.DONE, -9, 0.25, 2048, True))
-    assert done == {"op": "done", "status": -9, "cpu_s": 0.25, "rss_kb": 2048, "killed": True}
+    assert done == {"op": "done", "status": -9, "cpu_s": 0.25, "rss_kb": 2048, "killed": True,
+                    "host_memory_low": False}
+    low = wire.parse_exit(wire.pack_exit(wire.DONE, -9, 0.25, 2048, True, host_memory_low=True))
+    assert low["host_memory_low"] is True and low["killed"] is True and low["status"] == -9
     unknown = wire.parse_exit(wire.pack_exit(wire.EXITED, None, None, None, False, error=True))
     assert unknown["op"] == "exited" and unknown["status"] is None and "error" in unknown
     assert wire.parse_exit(b"Z" * len(wire.pack_exit(wire.DONE, 0, 0.0, 0, False))) is None

@@ -30,6 +30,10 @@ MAX_FD = 1 << 20
 # Address space the zygote's preloaded modules hold (set by the zygote once they are loaded): added to
 # every child's RLIMIT_AS, so that a sample's memory limit counts what the sample itself maps.
 PRELOAD_ALLOWANCE_MB = 0
+# Tasks of the zygote's that count against the candidate's RLIMIT_NPROC (set by the zygote): rootless,
+# the candidate shares uid 0 of the user namespace with the two zygote processes and the threads its
+# preload started, and the kernel counts tasks per user namespace and uid.
+SHARED_UID_TASKS = 0
 
 
 def prepare_zygote(workdir: str) -> None:
@@ -133,8 +137,9 @@ def confine(fds: list[int], limits: tuple[int, ...], uid: int | None) -> None:
             _raise_oom_score()
         finally:
             isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
-    cpu_s, memory_mb, *others = limits[:5]
-    isolation.apply_job_rlimits(cpu_s, memory_mb + PRELOAD_ALLOWANCE_MB, *others)
+    cpu_s, memory_mb, max_processes, *others = limits[:5]
+    isolation.apply_job_rlimits(cpu_s, memory_mb + PRELOAD_ALLOWANCE_MB, max_processes + SHARED_UID_TASKS,
+                                *others)
     isolation.drop_privileges(uid)
     if uid is not None and DUMPABLE_AFTER_SETUID:
         # A uid change resets non-dumpability to fs.suid_dumpable; this host sets it to non-zero.

@@ -89,7 +89,9 @@ class Zygote:
                 self.cgroup.add(self.proc.pid)  # before it forks the inner zygote, which inherits it
             except OSError:
                 self.cgroup = None
-        config = {**self.config, "workdir": self.workdir}
+        # Without a cgroup, the zygote guards the host's memory itself (zygote.HostMemoryWatch).
+        floor = None if self.cgroup is not None else self.config.get("host_memory_floor_mb")
+        config = {**self.config, "workdir": self.workdir, "memory_floor_mb": floor}
         wire.send_control(ours, config)
         try:
             message, _ = wire.recv_control(ours, timeout=120)
@@ -207,12 +209,21 @@ class Zygote:
         """The cgroup's OOM-kill count (0 without a cgroup): a signal the candidate cannot forge."""
         return self.cgroup.oom_kills() if self.cgroup is not None else 0
 
-    def new_oom_kills(self) -> bool:
-        """Whether the kernel OOM-killed anything in this worker's cgroup since the last call (the
-        previous sample's end, or start-up): one read per sample."""
+    def out_of_memory(self, session: ChildSession, limits: Limits) -> str | None:
+        """Why the sample ran out of memory, from what the candidate cannot forge, or None: the kernel
+        OOM-killed something in this worker's cgroup since the last call (the previous sample's end, or
+        start-up: one read per sample), or, without a cgroup, the zygote killed the sample because the
+        host ran low on memory."""
         count = self.oom_kills()
         new, self._ooms_seen = count > self._ooms_seen, count
-        return new
+        if new:
+            return f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
+        if (session.exit_info or {}).get("host_memory_low"):
+            floor = self.report.get("host_memory_floor_mb")
+            return (f"killed: the host's available memory fell under {floor} MiB while the sample ran "
+                    "(without a cgroup, as here, nothing bounds the memory of a sample's processes "
+                    f"together; each has its own limit of {limits.memory_mb} MiB)")
+        return None
 
     def close(self) -> None:
         self.stop()
@@ -457,12 +468,12 @@ class Judge:
                        else describe(type(failure).__name__, exception_text(failure)))
             failure = None  # its traceback holds the test's frames
         unanswered = proxy.unanswered_ahead if proxy is not None else 0
-        new_ooms = self.zygote.new_oom_kills()
+        out_of_memory = self.zygote.out_of_memory(session, limits)
         # Calls sent ahead that the test never made have run too: they must not decide anything. A
         # pass stands only if they did not go over a limit the test's own calls might have (the job
         # again, call by call, tells); a verdict other than a pass stands as the test decided it.
         if (proxy is not None and proxy.diverged) or (
-                unanswered and status is Status.PASSED and (session.output_exceeded or new_ooms)):
+                unanswered and status is Status.PASSED and (session.output_exceeded or out_of_memory)):
             random.setstate(state)
             return proxy.taken
         if session.fatal is not None and status is not Status.FAILED:
@@ -470,8 +481,8 @@ class Judge:
         if session.output_exceeded and not unanswered:
             status = Status.OUTPUT_LIMIT
             message = session.output_limit_message
-        if new_ooms and status is not Status.PASSED and not unanswered:
-            status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
+        if out_of_memory and status is not Status.PASSED and not unanswered:
+            status, message = Status.MEMORY, out_of_memory
         return make_result(session, status, message, started)
 
     # -- stdin/stdout programs -------------------------------------------------------------------
@@ -503,8 +514,9 @@ class Judge:
                 status = Status.PASSED
             else:
                 status, message = compare_output(bytes(session.stdout), job["expected_stdout"])
-        if self.zygote.new_oom_kills() and status is not Status.PASSED and status is not Status.MEMORY:
-            status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
+        out_of_memory = self.zygote.out_of_memory(session, limits)
+        if out_of_memory and status is not Status.PASSED and status is not Status.MEMORY:
+            status, message = Status.MEMORY, out_of_memory
         result = make_result(session, status, message, started)
         result["return_code"] = code if not info.get("killed") else None
         return result

@@ -166,6 +166,15 @@ class _Worker:
             self.kill()
 
 
+def default_host_memory_floor_mb() -> int:
+    """5% of the host's memory, at least 256 MiB: what a pool without cgroups leaves to the host."""
+    with open("/proc/meminfo") as fh:
+        for line in fh:
+            if line.startswith("MemTotal:"):
+                return max(256, int(line.split()[1]) // 20 >> 10)
+    return 256
+
+
 class SandboxPool:
     """Runs jobs in parallel over `workers` sandbox workers (default: one per available core).
 
@@ -176,14 +185,16 @@ class SandboxPool:
     worker before forking children. `use_namespaces=False` / `use_cgroups=False` switch those layers
     off (for hosts where they misbehave; the report and the warning then say so). `pin_workers` ties
     each worker (judge, zygote, children) to one core of this process's affinity set; None (default)
-    pins when there are no more workers than cores.
+    pins when there are no more workers than cores. `host_memory_floor_mb` applies where a worker has no
+    cgroup (a rootless pool): a sample running while the host's available memory is under it is killed
+    (verdict `memory`); None (default): 5% of the host's memory, at least 256 MiB; 0: never.
     """
 
     def __init__(self, workers: int | None = None, limits: Limits = DEFAULT_LIMITS, *,
                  preload: tuple[str, ...] = DEFAULT_PRELOAD, hidden_paths: tuple[str, ...] = (),
                  visible_paths: tuple[str, ...] = (), require_isolation: bool = False,
                  use_namespaces: bool = True, use_cgroups: bool = True, work_dir_mb: int = 64,
-                 pin_workers: bool | None = None):
+                 pin_workers: bool | None = None, host_memory_floor_mb: int | None = None):
         cpus = sorted(os.sched_getaffinity(0))
         if workers is None:
             workers = len(cpus)
@@ -198,12 +209,19 @@ class SandboxPool:
             raise TypeError(f"limits must be a Limits, got {type(limits).__name__}")
         if work_dir_mb < 1:
             raise ValueError("work_dir_mb must be >= 1")
+        if host_memory_floor_mb is None:
+            host_memory_floor_mb = default_host_memory_floor_mb()
+        if not isinstance(host_memory_floor_mb, int) or isinstance(host_memory_floor_mb, bool) \
+                or host_memory_floor_mb < 0:
+            raise ValueError(f"host_memory_floor_mb must be an int >= 0 (0: off) or None (the default), "
+                             f"got {host_memory_floor_mb!r}")
         for path in (*hidden_paths, *visible_paths):
             if not os.path.isabs(path):
                 raise ValueError(f"sandbox paths must be absolute, got {path!r}")
         self.limits = limits
         config = {"preload": list(preload), "namespaces": use_namespaces, "cgroups": use_cgroups,
                   "work_mb": work_dir_mb, "work_parent": tempfile.gettempdir(),
+                  "host_memory_floor_mb": host_memory_floor_mb,
                   "visible": default_visible() + [os.path.realpath(p) for p in visible_paths],
                   "hidden": default_hidden() + [os.path.realpath(p) for p in hidden_paths]}
         if use_cgroups:

@@ -172,8 +172,9 @@ def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
     if status is None:
         declared = {"skip": declared_skip_ids(tree), "xfail": declared_expected_failure_ids(tree)}
         status, message = _decide(expected, reports, canary, problem, declared)
-    if judge.zygote.new_oom_kills() and status is not Status.PASSED:
-        status, message = Status.MEMORY, f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
+    out_of_memory = judge.zygote.out_of_memory(session, limits)
+    if out_of_memory and status is not Status.PASSED:
+        status, message = Status.MEMORY, out_of_memory
     return make_result(session, status, message, started)
 
 

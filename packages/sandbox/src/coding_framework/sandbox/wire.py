@@ -23,7 +23,8 @@ MAX_FDS = 8
 # RUN: b"R", mode byte, the child's limits (cpu_s, memory_mb, max_processes, max_open_files,
 # max_file_bytes, max_value_bytes, max_value_depth); the child's descriptors ride along.
 _RUN = struct.Struct(">cc7q")
-# EXITED / DONE: kind, flags (1: status known, 2: killed by us, 4: bad request), status, cpu_s, rss_kb.
+# EXITED / DONE: kind, flags (1: status known, 2: killed by us, 4: bad request, 8: killed because the
+# host ran low on memory), status, cpu_s, rss_kb.
 _EXIT = struct.Struct(">cBidq")
 CONTROL_BYTES = 128
 END = b"E"
@@ -171,13 +172,14 @@ def parse_run(data: bytes, n_fds: int) -> tuple[bytes, tuple[int, ...]] | None:
 
 
 def pack_exit(kind: bytes, status: int | None, cpu_s: float | None, rss_kb: int | None, killed: bool,
-              error: bool = False) -> bytes:
-    flags = (status is not None) | (killed << 1) | (error << 2)
+              error: bool = False, host_memory_low: bool = False) -> bytes:
+    flags = (status is not None) | (killed << 1) | (error << 2) | (host_memory_low << 3)
     return _EXIT.pack(kind, flags, status or 0, cpu_s or 0.0, rss_kb or 0)
 
 
 def parse_exit(data: bytes) -> dict | None:
-    """{"op": "exited" | "done", status, cpu_s, rss_kb, killed[, error]} or None if malformed."""
+    """{"op": "exited" | "done", status, cpu_s, rss_kb, killed, host_memory_low[, error]} or None if
+    malformed."""
     if len(data) != _EXIT.size:
         return None
     kind, flags, status, cpu_s, rss_kb = _EXIT.unpack(data)
@@ -185,7 +187,8 @@ def parse_exit(data: bytes) -> dict | None:
         return None
     known = bool(flags & 1)
     info = {"op": "exited" if kind == EXITED else "done", "status": status if known else None,
-            "cpu_s": cpu_s if known else None, "rss_kb": rss_kb if known else None, "killed": bool(flags & 2)}
+            "cpu_s": cpu_s if known else None, "rss_kb": rss_kb if known else None, "killed": bool(flags & 2),
+            "host_memory_low": bool(flags & 8)}
     if flags & 4:
         info["error"] = "the zygote refused a malformed request"
     return info

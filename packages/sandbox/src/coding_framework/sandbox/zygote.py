@@ -145,8 +145,14 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     report["preload_rss_bytes"] = max(0, rss_after - rss_before)
     # Threads it started: each is a task of the cgroup's pids count, which the judge raises by as many.
     report["preload_threads"] = len(os.listdir("/proc/self/task")) - 1
+    if namespaced and uid is None:
+        # Rootless: the candidate is uid 0 like us (outer and inner zygote, preload threads), and the
+        # kernel counts RLIMIT_NPROC per user namespace and uid: without these it got 2 tasks fewer.
+        child.SHARED_UID_TASKS = 2 + report["preload_threads"]
     work.reset()
     child.warm_up()
+    watch = HostMemoryWatch.open(config.get("memory_floor_mb"))
+    report["host_memory_floor_mb"] = watch.floor_kb >> 10 if watch is not None else None
     wire.send_control(ctrl, {"op": "ready", "report": report})
     # Objects that exist now are never collected in children: a collection there would write to every
     # object header and copy every page of the zygote (copy-on-write), several ms per sample.
@@ -155,10 +161,11 @@ def _serve(ctrl: socket.socket, config: dict, report: dict, *, uid: int | None, 
     isolation.release_free_heap()
     sys.stdout.flush()
     sys.stderr.flush()
-    _loop(ctrl, work, uid, init, pid_counter)
+    _loop(ctrl, work, uid, init, pid_counter, watch)
 
 
-def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_counter: int | None) -> None:
+def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_counter: int | None,
+          watch: HostMemoryWatch | None) -> None:
     """One iteration per sample. Everything the zygote touches between two forks is copied on write
     (it shares every page with the running child), so this loop is kept to plain calls on few objects:
     ~0.1 ms of page faults per sample that a chattier loop would multiply."""
@@ -213,11 +220,15 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_
             continue
         for fd in fds:
             close(fd)
+        if watch is not None:
+            watch.fired = False
         if mode == function_mode and init:
             # The common case, inline: until the child is dead every page this loop writes is copied.
             # Function-call children never end on their own while the judge talks to them: the judge
             # sends END when it is done or when their channel closes, so there is nothing to watch.
             while True:
+                if watch is not None:
+                    watch.wait([ctrl], pid, init)
                 try:
                     data = recv(control_bytes)
                 except ConnectionError:
@@ -234,7 +245,8 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_
             exited = (os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
                       alive)
         else:
-            exited = _wait_for_end(ctrl, pid, init) if mode == function_mode else _watch(ctrl, pid, init)
+            exited = (_wait_for_end(ctrl, pid, init, watch) if mode == function_mode
+                      else _watch(ctrl, pid, init, watch))
             if exited is None:
                 alive = waitid(os.P_PID, pid, no_wait) is None
                 _kill_all(pid, init)
@@ -246,7 +258,7 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_
             reset_pids(pid_counter)  # raises if it cannot: the judge then reports a sandbox error
         if not clean():
             work.reset()
-        send(pack_exit(done, *exited))
+        send(pack_exit(done, *exited, host_memory_low=watch is not None and watch.fired))
         for reseed in reseeds:
             reseed()
 
@@ -300,9 +312,55 @@ class WorkDirs:
                 self._fresh_mount(path)
 
 
-def _wait_for_end(ctrl: socket.socket, pid: int, init: bool) -> None:
+class HostMemoryWatch:
+    """Without a cgroup (a rootless pool), nothing bounds the memory of a sample's processes together:
+    each has its RLIMIT_AS, and max_processes of them may hold more than the host has. The kernel's OOM
+    killer would then pick a process of the host's, such as the user's own, because a candidate may
+    lower its oom_score_adj from 1000 back to 0: a dumpable process may, with no privilege (round 35).
+    So while a sample runs, the zygote reads the host's available memory every INTERVAL_S and, below the
+    floor, kills every process of the sample (verdict `memory`), whichever sample of the host is to
+    blame: the host's memory is what is short. Only for pools without a cgroup: with one, the cgroup
+    bounds the sample and this loop's one blocking call per message stays as it was."""
+
+    INTERVAL_S = 0.02
+
+    def __init__(self, fd: int, floor_mb: int):
+        self.fd = fd
+        self.floor_kb = floor_mb << 10
+        self.fired = False  # this sample was killed for it
+
+    @classmethod
+    def open(cls, floor_mb: int | None) -> HostMemoryWatch | None:
+        if not floor_mb:
+            return None
+        try:
+            watch = cls(os.open("/proc/meminfo", os.O_RDONLY | os.O_CLOEXEC), floor_mb)
+            watch.available_kb()
+        except (OSError, ValueError):
+            return None  # the report says so: host_memory_floor_mb None
+        return watch
+
+    def available_kb(self) -> int:
+        text = os.pread(self.fd, 4096, 0)
+        start = text.index(b"MemAvailable:") + 13
+        return int(text[start:text.index(b"kB", start)])
+
+    def wait(self, sources: list, pid: int, init: bool) -> None:
+        """Until one of `sources` is readable; kills the sample if the host runs low meanwhile."""
+        while not self.fired:
+            if select.select(sources, [], [], self.INTERVAL_S)[0]:
+                return
+            if self.available_kb() < self.floor_kb:
+                self.fired = True
+                _kill_all(pid, init)
+        select.select(sources, [], [])
+
+
+def _wait_for_end(ctrl: socket.socket, pid: int, init: bool, watch: HostMemoryWatch | None) -> None:
     """Block until the judge sends END (returns None: the child was not reaped yet)."""
     while True:
+        if watch is not None:
+            watch.wait([ctrl], pid, init)
         try:
             data = ctrl.recv(wire.CONTROL_BYTES)
         except ConnectionError:
@@ -314,14 +372,17 @@ def _wait_for_end(ctrl: socket.socket, pid: int, init: bool) -> None:
             return None
 
 
-def _watch(ctrl: socket.socket, pid: int, init: bool) -> tuple | None:
+def _watch(ctrl: socket.socket, pid: int, init: bool, watch: HostMemoryWatch | None) -> tuple | None:
     """Report the child's own exit as soon as it happens (programs are judged on it) until END;
     returns the exit, or None if the child was still running at END."""
     pidfd = os.pidfd_open(pid)
     exited = None
     try:
         while True:
-            ready, _, _ = select.select([ctrl, pidfd] if exited is None else [ctrl], [], [])
+            sources = [ctrl, pidfd] if exited is None else [ctrl]
+            if watch is not None:
+                watch.wait(sources, pid, init)
+            ready, _, _ = select.select(sources, [], [])
             if pidfd in ready and exited is None:
                 exited = _reap(pid, killed=False)
                 ctrl.send(wire.pack_exit(wire.EXITED, *exited))
