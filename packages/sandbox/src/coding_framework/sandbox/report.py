@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 LAYERS = ("user_namespace", "pid_namespace", "network_namespace", "mount_namespace", "ipc_namespace",
           "uts_namespace", "no_nested_namespaces", "no_file_watches", "fresh_pid_counter", "readonly_sysctls",
           "private_proc", "readonly_root", "unprivileged_candidate", "rlimits", "syscall_filter",
-          "cgroup_limits",
-          "scrubbed_environment", "wall_clock_kill", "capped_output",
+          "cgroup_limits", "scrubbed_environment", "wall_clock_kill", "capped_output",
           "thread_state_count", "program_code_watch")
 
 
