@@ -1968,6 +1968,20 @@ def test_memory_bomb_is_stopped_by_the_memory_limit(pool):
     assert_pool_healthy(pool)
 
 
+def test_memory_a_sample_hides_and_its_lowered_oom_score_still_make_a_memory_verdict(pool):
+    # A candidate may lower its OOM score back to 0 (made dumpable again) and fill the cgroup with memfds
+    # it never maps, which no process's RSS shows: the kernel then killed a zygote, the biggest process at
+    # score 0, and the sample was a sandbox_error, "our fault" (red-team round 36).
+    hide = ("    import ctypes, os\n    libc = ctypes.CDLL(None)\n    libc.prctl(4, 1, 0, 0, 0)\n"
+            "    with open('/proc/self/oom_score_adj', 'w') as fh:\n        fh.write('0')\n"
+            "    libc.prctl(4, 0, 0, 0, 0)\n    held = []\n    for _ in range(40):\n"
+            "        fd = os.memfd_create('m')\n        held.append(fd)\n"
+            "        for _ in range(8):\n            os.write(fd, b'x' * (1 << 20))\n    return a + b\n")
+    verdict = pool.run(add_job(hide, limits=Limits(memory_mb=128)))
+    assert verdict.status is Status.MEMORY, verdict
+    assert_pool_healthy(pool)
+
+
 def test_output_bomb_is_capped(pool):
     limits = Limits(max_output_bytes=1 << 16)
     function = pool.run(add_job("    while True:\n        print('x' * 4096)\n", limits=limits))

@@ -209,7 +209,7 @@ class Zygote:
         """The cgroup's OOM-kill count (0 without a cgroup): a signal the candidate cannot forge."""
         return self.cgroup.oom_kills() if self.cgroup is not None else 0
 
-    def out_of_memory(self, session: ChildSession, limits: Limits) -> str | None:
+    def out_of_memory(self, session: ChildSession | None, limits: Limits) -> str | None:
         """Why the sample ran out of memory, from what the candidate cannot forge, or None: the kernel
         OOM-killed something in this worker's cgroup since the last call (the previous sample's end, or
         start-up: one read per sample), or, without a cgroup, the zygote killed the sample because the
@@ -218,7 +218,7 @@ class Zygote:
         new, self._ooms_seen = count > self._ooms_seen, count
         if new:
             return f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
-        if (session.exit_info or {}).get("host_memory_low"):
+        if session is not None and (session.exit_info or {}).get("host_memory_low"):
             floor = self.report.get("host_memory_floor_mb")
             return (f"killed: the host's available memory fell under {floor} MiB while the sample ran "
                     "(without a cgroup, as here, nothing bounds the memory of a sample's processes "
@@ -270,6 +270,7 @@ class Judge:
 
     def run(self, job: dict) -> dict:
         started = time.monotonic()
+        limits = None
         try:
             limits = _limits(job["limits"])
             kind = job["kind"]
@@ -284,8 +285,15 @@ class Judge:
             else:
                 raise ValueError(f"unknown job kind {kind!r}")
         except ZygoteLost as exc:
+            # A sample that fills its worker's cgroup with memory no process of its shows (memfds) and
+            # lowers its own OOM score gets a zygote killed in its place (round 36): its verdict, not ours.
+            out_of_memory = self.zygote.out_of_memory(None, limits) if limits is not None else None
             self._restart()
-            result = {"status": Status.SANDBOX_ERROR.value, "message": str(exc)}
+            if out_of_memory:
+                result = {"status": Status.MEMORY.value, "message": f"{out_of_memory}; the sandbox's own "
+                          "process was killed in the sample's place and has been replaced"}
+            else:
+                result = {"status": Status.SANDBOX_ERROR.value, "message": str(exc)}
         except TrustedTimeout:  # the alarm went off where no handler of the job's kind was left to see it
             self.alarm.disarm()
             self._restart()  # the sample may still be running: its zygote goes with it
