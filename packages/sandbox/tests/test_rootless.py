@@ -87,8 +87,10 @@ for pid in kids:
     os.waitpid(pid, 0)
 """
 
-# 2.4 GiB in memfds written, never mapped: memory that no process's RSS shows.
-HIDDEN = """
+# 2.4 GiB in memfds written, never mapped: memory that no process's RSS shows. In a process named
+# "RssAnon:" (run through a link of that name): the zygote once read the name as a memory figure and died
+# of it, a sandbox_error the sample chose (round 37).
+HOARD = """
 import os, time
 held = []
 for _ in range(150):
@@ -97,6 +99,11 @@ for _ in range(150):
     for _ in range(4):
         os.write(fd, b"x" * (4 << 20))
 time.sleep(3)
+"""
+HIDDEN = f"""
+import os, sys
+os.symlink(sys.executable, "/tmp/RssAnon:")
+os.execv("/tmp/RssAnon:", [sys.executable, "-S", "-c", {HOARD!r}])
 """
 
 SCRIPT = f"""
