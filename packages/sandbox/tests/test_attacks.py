@@ -1869,6 +1869,23 @@ def test_forged_unittest_reports_fail_authentication(pool):
     assert_pool_healthy(pool)
 
 
+@pytest.mark.parametrize("field", ["test_id", "outcome"])
+def test_a_forged_report_with_a_lone_surrogate_is_the_programs_error_not_ours(pool, field):
+    # Whole and well-formed, with "\ud800" in its test id or outcome: checking its tag raised in the judge
+    # (strict UTF-8), and the sample was a sandbox_error it had chosen (red-team round 38).
+    strings = {"test_id": "TestCases.test_a", "outcome": "pass"}
+    strings[field] = "\\ud800"
+    program = ("import os, struct\ndef add(a, b):\n    return 0\n"
+               "def s(t):\n    b = t.encode('utf-8', 'surrogatepass')\n"
+               "    return b's' + struct.pack('>I', len(b)) + b\n"
+               "body = (b't' + struct.pack('>I', 6) + s('report') + b'i' + struct.pack('>I', 1) + b'\\x00'"
+               f" + s('{strings['test_id']}') + s('{strings['outcome']}') + s('') + b'b' + struct.pack('>I', 0))\n"
+               "os.write(3, struct.pack('>I', len(body)) + body)\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
+    assert verdict.status is Status.ERROR and "failed authentication" in verdict.message, verdict
+    assert_pool_healthy(pool)
+
+
 # --- fake output ----------------------------------------------------------------------------------
 def test_printing_fake_pass_lines_changes_nothing(pool):
     fake = "print('passed'); print('OK'); print('Ran 2 tests in 0.001s\\n\\nOK'); print({'passed': True})\n"

@@ -56,7 +56,9 @@ def mac(key: bytes, seq: int, test_id: str, outcome: str) -> bytes:
 
 
 def _mac_input(seq: int, test_id: str, outcome: str) -> bytes:
-    return f"{seq}\0{test_id}\0{outcome}".encode()
+    # surrogatepass, as plain_data decodes strings: a forged report holding a lone surrogate made the
+    # judge's own check raise, a sandbox_error the program chose (red-team round 38).
+    return f"{seq}\0{test_id}\0{outcome}".encode("utf-8", "surrogatepass")
 
 
 class Tampering(Exception):
