@@ -1879,7 +1879,8 @@ def test_a_forged_report_with_a_lone_surrogate_is_the_programs_error_not_ours(po
                "def s(t):\n    b = t.encode('utf-8', 'surrogatepass')\n"
                "    return b's' + struct.pack('>I', len(b)) + b\n"
                "body = (b't' + struct.pack('>I', 6) + s('report') + b'i' + struct.pack('>I', 1) + b'\\x00'"
-               f" + s('{strings['test_id']}') + s('{strings['outcome']}') + s('') + b'b' + struct.pack('>I', 0))\n"
+               f" + s('{strings['test_id']}') + s('{strings['outcome']}') + s('')"
+               " + b'b' + struct.pack('>I', 0))\n"
                "os.write(3, struct.pack('>I', len(body)) + body)\n")
     verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST))
     assert verdict.status is Status.ERROR and "failed authentication" in verdict.message, verdict
