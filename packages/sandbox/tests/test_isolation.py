@@ -30,6 +30,15 @@ def probe(pool, code: str, **kwargs):
     return ast.literal_eval(verdict.stdout.strip().splitlines()[-1])
 
 
+def probe_call(pool, code: str):
+    """As `probe`, from inside a function call: unlike a program, which finds its own main.py in the work
+    dir, a function-call sample starts with the work dir exactly as the previous sample left it or fresh."""
+    body = "".join(f"    {line}\n" for line in code.splitlines())
+    verdict = pool.run(FunctionCallJob(program=f"def f():\n{body}", entry_point="f", test="f()\n"))
+    assert verdict.status is Status.PASSED, verdict
+    return ast.literal_eval(verdict.stdout.strip().splitlines()[-1])
+
+
 def test_report_lists_every_layer_as_active(pool):
     report = pool.isolation_report()
     assert report.fully_isolated, report.summary()
@@ -63,9 +72,9 @@ def test_mount_namespace_root_is_read_only_and_work_dir_private(pool):
     import errno
 
     assert {result[p] for p in ("/usr/owned", "/etc/owned", "/owned")} <= {errno.EROFS, errno.EACCES}
-    assert result["cwd"] == "/tmp" and result["tmp"] == ["ok"]
+    assert result["cwd"] == "/tmp" and result["tmp"] == ["main.py", "ok"]  # a program finds its own file
     # The next sample starts with an empty work dir.
-    assert probe(pool, "import os\nprint(sorted(os.listdir('/tmp')))") == []
+    assert probe_call(pool, "import os\nprint(sorted(os.listdir('/tmp')))") == []
 
 
 def test_work_dirs_left_dirty_are_replaced_by_fresh_mounts(pool):
@@ -80,7 +89,7 @@ def test_work_dirs_left_dirty_are_replaced_by_fresh_mounts(pool):
     fresh = ("import os\nprint([(sorted(os.listdir(p)), os.statvfs(p).f_files - os.statvfs(p).f_ffree,"
              " os.statvfs(p).f_blocks - os.statvfs(p).f_bfree) for p in ('/tmp', '/dev/shm')])")
     for _ in range(2 * pool.workers):  # every worker, whichever ran the dirty sample
-        assert probe(pool, fresh) == [([], 1, 0), ([], 1, 0)]
+        assert probe_call(pool, fresh) == [([], 1, 0), ([], 1, 0)]
 
 
 def test_the_working_directory_is_the_fresh_work_dir_too(pool):
@@ -90,7 +99,7 @@ def test_the_working_directory_is_the_fresh_work_dir_too(pool):
     here = ("import os\nprint([os.getcwd(), sorted(os.listdir('.')), "
             "os.stat('.').st_dev == os.stat('/tmp').st_dev])")
     for _ in range(2 * pool.workers):
-        assert probe(pool, here) == ["/tmp", [], True]
+        assert probe_call(pool, here) == ["/tmp", [], True]
 
 
 def test_candidate_processes_get_a_high_oom_score(pool):
@@ -153,9 +162,9 @@ def test_work_dir_keeps_no_trace_of_a_file_made_and_removed(pool):
              "for i in range({k}):\n    open(f'/tmp/f{{i}}', 'w').close()\n    os.unlink(f'/tmp/f{{i}}')\n"
              "print(1)")
     seen = []
-    for k in (7, 0, 30, 2) * pool.workers:
-        seen.append(probe(pool, code))
-        assert probe(pool, churn.format(k=k)) == 1
+    for k in (7, 0, 30, 2) * pool.workers:  # function calls: a program's own main.py dirties the dir
+        seen.append(probe_call(pool, code))
+        assert probe_call(pool, churn.format(k=k)) == 1
     assert seen == [seen[0]] * len(seen) and seen[0][1] is True, seen
 
 

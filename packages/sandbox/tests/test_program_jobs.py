@@ -121,3 +121,18 @@ def test_debug_output_on_stderr_beyond_the_output_cap_does_not_fail_a_correct_an
 def test_memory_error_in_a_program_is_memory(pool):
     verdict = pool.run(ProgramJob(program="x = ' ' * (1 << 33)\n", limits=Limits(memory_mb=256)))
     assert verdict.status is Status.MEMORY and verdict.return_code == 1
+
+
+def test_multiprocessing_pools_of_every_start_method_work(pool):
+    # `spawn` and `forkserver` workers import __main__ again from its file: without one, they died and
+    # the program waited for them until its time-out (red-team round 38). `spawn` is the default on
+    # macOS and Windows, where such programs are written.
+    program = ("import multiprocessing as mp\ndef add(ab):\n    return ab[0] + ab[1]\n"
+               "if __name__ == '__main__':\n    a, b = map(int, input().split())\n"
+               "    with mp.get_context('{method}').Pool(2) as workers:\n"
+               "        print(workers.map(add, [(a, b)])[0])\n")
+    verdicts = {method: pool.run(ProgramJob(program=program.format(method=method), stdin="2 3",
+                                            expected_stdout="5", limits=Limits(timeout_s=20)))
+                for method in ("fork", "spawn", "forkserver")}
+    assert {method: v.status for method, v in verdicts.items()} == {
+        "fork": Status.PASSED, "spawn": Status.PASSED, "forkserver": Status.PASSED}, verdicts

@@ -284,6 +284,11 @@ def _serve_function(chan: wire.FdChannel, max_bytes: int, max_depth: int) -> int
 def _run_program(chan: wire.FdChannel) -> int:
     """Run a Python program as `python main.py` would: __main__, argv, exit codes, atexit, threads."""
     _op, program, filename = plain_data.decode(wire.recv_frame(chan, MAX_REQUEST_BYTES))
+    # The program's file exists in its work dir (the current one), as for `python main.py`: the workers of
+    # multiprocessing's `spawn` and `forkserver` import __main__ again from it (without it, a `spawn`
+    # pool's workers died and the program waited for them until its time-out: red-team round 38).
+    with open(filename, "w", encoding="utf-8", errors="surrogatepass") as fh:
+        fh.write(program)
     module = types.ModuleType("__main__")
     module.__file__ = filename
     module.__builtins__ = builtins

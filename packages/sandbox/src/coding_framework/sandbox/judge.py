@@ -56,6 +56,11 @@ RECORDING_BUDGET_S = 0.05
 TEST_RANDOM_STATE = random.Random(0).getstate()
 
 
+# A sample killed because the host ran short of memory runs this many times in all before `memory` stands,
+# waiting up to HOST_MEMORY_WAIT_S before each new run for the host to have its memory back (Judge.run).
+HOST_MEMORY_ATTEMPTS = 3
+HOST_MEMORY_WAIT_S = 5.0
+
 # Judged once per judge at start-up (Judge.start).
 SELF_CHECK_JOB = {"kind": "function", "program": "def f(x):\n    return x + 1\n", "entry_point": "f",
                   "test": "assert f(1) == 2\n", "setup": "", "limits": Limits().to_dict()}
@@ -75,6 +80,7 @@ class Zygote:
         self.report: dict = {}
         self.workdir: str | None = None
         self._ooms_seen = 0
+        self.host_memory_kill = False  # out_of_memory said so for the current job
         name = config.get("cgroup_name")
         self.cgroup = WorkerCgroup.create(name) if name else None
 
@@ -219,11 +225,23 @@ class Zygote:
         if new:
             return f"memory limit of {limits.memory_mb} MiB exceeded (OOM-killed)"
         if session is not None and (session.exit_info or {}).get("host_memory_low"):
+            self.host_memory_kill = True
             floor = self.report.get("host_memory_floor_mb")
             return (f"killed: the host's available memory fell under {floor} MiB while the sample ran "
                     "(without a cgroup, as here, nothing bounds the memory of a sample's processes "
                     f"together; each has its own limit of {limits.memory_mb} MiB)")
         return None
+
+    def wait_for_host_memory(self, timeout_s: float) -> None:
+        """Until the host's available memory is back over the zygote's floor, or `timeout_s` passed."""
+        floor_kb = (self.report.get("host_memory_floor_mb") or 0) << 10
+        limit = time.monotonic() + timeout_s
+        while time.monotonic() < limit:
+            with open("/proc/meminfo", "rb") as fh:
+                line = next((line for line in fh if line.startswith(b"MemAvailable:")), b"MemAvailable: 0 kB")
+            if int(line.split()[1]) >= floor_kb:
+                return
+            time.sleep(0.02)
 
     def close(self) -> None:
         self.stop()
@@ -269,6 +287,21 @@ class Judge:
         return self.zygote.report
 
     def run(self, job: dict) -> dict:
+        """The verdict of `job`. A sample killed because the host ran short of memory (a pool without a
+        cgroup: zygote.HostMemoryWatch) may have been killed for another worker's sample (round 38): it
+        runs again once the host has its memory back, HOST_MEMORY_ATTEMPTS times in all, and `memory`
+        stands only if it was killed each time."""
+        for attempt in range(1, HOST_MEMORY_ATTEMPTS + 1):
+            self.zygote.host_memory_kill = False
+            result = self._run_once(job)
+            if result["status"] != Status.MEMORY.value or not self.zygote.host_memory_kill:
+                return result
+            if attempt < HOST_MEMORY_ATTEMPTS:
+                self.zygote.wait_for_host_memory(HOST_MEMORY_WAIT_S)
+        result["message"] += f" (each of the {HOST_MEMORY_ATTEMPTS} times it ran)"
+        return result
+
+    def _run_once(self, job: dict) -> dict:
         started = time.monotonic()
         limits = None
         try:
