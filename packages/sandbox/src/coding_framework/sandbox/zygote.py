@@ -23,9 +23,9 @@ import select
 import signal
 import socket
 import sys
-import time
 
 from coding_framework.sandbox import child, isolation, suite_runner, syscall_filter, wire
+from coding_framework.sandbox.host_memory import HostMemoryWatch
 
 
 def _preload(modules: list[str]) -> list[str]:
@@ -222,14 +222,14 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_
         for fd in fds:
             close(fd)
         if watch is not None:
-            watch.new_sample()
+            watch.new_sample(functools.partial(_kill_all, pid, init), countable=init)
         if mode == function_mode and init:
             # The common case, inline: until the child is dead every page this loop writes is copied.
             # Function-call children never end on their own while the judge talks to them: the judge
             # sends END when it is done or when their channel closes, so there is nothing to watch.
             while True:
                 if watch is not None:
-                    watch.wait([ctrl], pid, init)
+                    watch.wait([ctrl])
                 try:
                     data = recv(control_bytes)
                 except ConnectionError:
@@ -313,101 +313,11 @@ class WorkDirs:
                 self._fresh_mount(path)
 
 
-class HostMemoryWatch:
-    """Without a cgroup (a rootless pool), nothing bounds the memory of a sample's processes together:
-    each has its RLIMIT_AS, and max_processes of them may hold more than the host has. The kernel's OOM
-    killer would then pick a process of the host's, such as the user's own, because a candidate may
-    lower its oom_score_adj from 1000 back to 0: a dumpable process may, with no privilege (round 35).
-    So while a sample runs, the zygote reads the host's available memory every INTERVAL_S. Under the
-    floor, it kills the sample (verdict `memory`) if the sample holds BLAME_MB or more itself, or if
-    the host stays under the floor for GRACE_S: a sample next to the one to blame, on another worker,
-    lives on while the culprit's own zygote kills it (round 36), and memory no process shows (memfds
-    written, not mapped) still gets its holder killed within GRACE_S. Only for pools without a cgroup:
-    with one, the cgroup bounds the sample and this loop's one blocking call per message stays."""
-
-    INTERVAL_S = 0.02
-    GRACE_S = 0.1
-    BLAME_MB = 128
-
-    def __init__(self, fd: int, floor_mb: int):
-        self.fd = fd
-        self.floor_kb = floor_mb << 10
-        self.fired = False  # this sample was killed for it
-        self.low_since: float | None = None
-
-    @classmethod
-    def open(cls, floor_mb: int | None) -> HostMemoryWatch | None:
-        if not floor_mb:
-            return None
-        try:
-            watch = cls(os.open("/proc/meminfo", os.O_RDONLY | os.O_CLOEXEC), floor_mb)
-            watch.available_kb()
-        except (OSError, ValueError):
-            return None  # the report says so: host_memory_floor_mb None
-        return watch
-
-    def new_sample(self) -> None:
-        self.fired, self.low_since = False, None
-
-    def available_kb(self) -> int:
-        text = os.pread(self.fd, 4096, 0)
-        start = text.index(b"MemAvailable:") + 13
-        return int(text[start:text.index(b"kB", start)])
-
-    def wait(self, sources: list, pid: int, init: bool) -> None:
-        """Until one of `sources` is readable; kills the sample if the host runs low meanwhile."""
-        while not self.fired:
-            if select.select(sources, [], [], self.INTERVAL_S)[0]:
-                return
-            if self.available_kb() >= self.floor_kb:
-                self.low_since = None
-                continue
-            now = time.monotonic()
-            if self.low_since is None:
-                self.low_since = now
-            if now - self.low_since >= self.GRACE_S or not init or _to_blame(self.BLAME_MB << 10):
-                self.fired = True
-                _kill_all(pid, init)
-        select.select(sources, [], [])
-
-
-def _to_blame(threshold_kb: int) -> bool:
-    try:
-        return _sample_kb() >= threshold_kb
-    except (OSError, ValueError, IndexError):
-        return True  # a sample whose memory cannot be read is to blame: the zygote must not die of it
-
-
-def _sample_kb() -> int:
-    """What the sample's processes (every process of our PID namespace but us) hold in anonymous and
-    shared memory, less what each shares with us since its fork (our own anonymous memory, counted in
-    each child's too); read only while the host is short of memory."""
-    own = _resident_kb("self")
-    total = 0
-    for name in os.listdir("/proc"):
-        if name.isdigit() and name != "1":
-            total += max(0, _resident_kb(name) - own)
-    return total
-
-
-def _resident_kb(pid: str) -> int:
-    """RssAnon + RssShmem of /proc/<pid>, 0 for a process gone meanwhile."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            text = fh.read()
-    except OSError:
-        return 0
-    # Whole lines only: the first one is the process's name, which the sample chooses ("RssAnon:" killed
-    # the zygote, "RssAnon:0kB" hid a hog: round 37); the kernel escapes a newline in it.
-    keys = (b"RssAnon:", b"RssShmem:")
-    return sum(int(line.split()[1]) for line in text.split(b"\n") if line.startswith(keys))
-
-
 def _wait_for_end(ctrl: socket.socket, pid: int, init: bool, watch: HostMemoryWatch | None) -> None:
     """Block until the judge sends END (returns None: the child was not reaped yet)."""
     while True:
         if watch is not None:
-            watch.wait([ctrl], pid, init)
+            watch.wait([ctrl])
         try:
             data = ctrl.recv(wire.CONTROL_BYTES)
         except ConnectionError:
@@ -428,7 +338,7 @@ def _watch(ctrl: socket.socket, pid: int, init: bool, watch: HostMemoryWatch | N
         while True:
             sources = [ctrl, pidfd] if exited is None else [ctrl]
             if watch is not None:
-                watch.wait(sources, pid, init)
+                watch.wait(sources)
             ready, _, _ = select.select(sources, [], [])
             if pidfd in ready and exited is None:
                 exited = _reap(pid, killed=False)
