@@ -88,3 +88,15 @@ def test_pool_refuses_a_host_memory_floor_that_is_not_a_count_of_mib(floor):
 
     with pytest.raises(ValueError, match=r"host_memory_floor_mb must be an int >= 0 \(0: off\)"):
         SandboxPool(workers=1, host_memory_floor_mb=floor)
+
+
+def test_the_watchdog_waits_for_every_run_a_job_may_make():
+    from coding_framework.sandbox import host_memory
+    from coding_framework.sandbox.pool import RUNS_PER_JOB, WATCHDOG_GRACE_S, watchdog_s
+
+    # With a cgroup: a function-call job's two runs. Without (the zygote guards the host's memory): each
+    # of the runs of a sample killed for the host's memory, and the waits between them (round 39).
+    assert watchdog_s(20.0, {"host_memory_floor_mb": None}) == RUNS_PER_JOB * 20.0 + WATCHDOG_GRACE_S
+    guarded = watchdog_s(20.0, {"host_memory_floor_mb": 1205})
+    assert guarded == host_memory.ATTEMPTS * (RUNS_PER_JOB * 20.0 + host_memory.WAIT_S) + WATCHDOG_GRACE_S
+    assert guarded > 3 * 2 * 20.0

@@ -56,7 +56,7 @@ def test_raw_mode_reports_exit_code_and_streams(pool):
     assert ok.stdout == "out\n" and ok.stderr == "err\n"
     assert exits.status is Status.ERROR and exits.return_code == 3 and exits.message == "exit status 3"
     assert crash.status is Status.ERROR and crash.return_code == 1
-    assert 'File "main.py", line 2' in crash.stderr and "raise ValueError('boom')" in crash.stderr
+    assert 'File "/tmp/main.py", line 2' in crash.stderr and "raise ValueError('boom')" in crash.stderr
     assert "coding_framework" not in crash.stderr  # the harness's own frames are not shown
     assert crash.message == "exit status 1: ValueError: boom"
 
@@ -127,12 +127,22 @@ def test_multiprocessing_pools_of_every_start_method_work(pool):
     # `spawn` and `forkserver` workers import __main__ again from its file: without one, they died and
     # the program waited for them until its time-out (red-team round 38). `spawn` is the default on
     # macOS and Windows, where such programs are written.
-    program = ("import multiprocessing as mp\ndef add(ab):\n    return ab[0] + ab[1]\n"
-               "if __name__ == '__main__':\n    a, b = map(int, input().split())\n"
+    # As under `python main.py`, __file__ is absolute: a program that changes directory before it imports
+    # multiprocessing still sends its workers to the right file (round 39).
+    program = ("import os\nos.chdir('{cwd}')\nimport multiprocessing as mp\ndef add(ab):\n"
+               "    return ab[0] + ab[1]\nif __name__ == '__main__':\n    a, b = map(int, input().split())\n"
                "    with mp.get_context('{method}').Pool(2) as workers:\n"
                "        print(workers.map(add, [(a, b)])[0])\n")
-    verdicts = {method: pool.run(ProgramJob(program=program.format(method=method), stdin="2 3",
-                                            expected_stdout="5", limits=Limits(timeout_s=20)))
-                for method in ("fork", "spawn", "forkserver")}
-    assert {method: v.status for method, v in verdicts.items()} == {
-        "fork": Status.PASSED, "spawn": Status.PASSED, "forkserver": Status.PASSED}, verdicts
+    cases = [(method, cwd) for method in ("fork", "spawn", "forkserver") for cwd in (".", "/dev/shm")]
+    verdicts = {case: pool.run(ProgramJob(program=program.format(method=case[0], cwd=case[1]), stdin="2 3",
+                                          expected_stdout="5", limits=Limits(timeout_s=20)))
+                for case in cases}
+    assert {case: v.status for case, v in verdicts.items()} == dict.fromkeys(cases, Status.PASSED), verdicts
+
+
+def test_a_program_larger_than_its_file_limit_runs_without_its_file(pool):
+    # The program's own main.py is written under the sample's limits: one that does not fit runs as
+    # before, without the file, instead of failing before its first line (round 39).
+    program = "table = " + repr("x" * 4000) + "\nprint(len(table), __file__)\n"
+    verdict = pool.run(ProgramJob(program=program, limits=Limits(max_file_bytes=1024)))
+    assert verdict.status is Status.PASSED and verdict.stdout == "4000 /tmp/main.py\n", verdict

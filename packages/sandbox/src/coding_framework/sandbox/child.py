@@ -284,16 +284,19 @@ def _serve_function(chan: wire.FdChannel, max_bytes: int, max_depth: int) -> int
 def _run_program(chan: wire.FdChannel) -> int:
     """Run a Python program as `python main.py` would: __main__, argv, exit codes, atexit, threads."""
     _op, program, filename = plain_data.decode(wire.recv_frame(chan, MAX_REQUEST_BYTES))
-    # The program's file exists in its work dir (the current one), as for `python main.py`: the workers of
-    # multiprocessing's `spawn` and `forkserver` import __main__ again from it (without it, a `spawn`
-    # pool's workers died and the program waited for them until its time-out: red-team round 38).
-    with open(filename, "w", encoding="utf-8", errors="surrogatepass") as fh:
-        fh.write(program)
+    # As `python main.py` in its work dir (the current one) has it: the file exists, __file__ and the code's
+    # file name are absolute, sys.argv[0] is as given, and the file's directory comes first on sys.path.
+    # The workers of multiprocessing's `spawn` and `forkserver` import __main__ again from the file
+    # (without it, a `spawn` pool's workers died and the program waited into its time-out: red-team
+    # rounds 38, 39).
+    argv0, filename = filename, os.path.join(os.getcwd(), filename)
+    _write_program(filename, program)
+    sys.path.insert(0, os.path.dirname(filename))
     module = types.ModuleType("__main__")
     module.__file__ = filename
     module.__builtins__ = builtins
     sys.modules["__main__"] = module
-    sys.argv = [filename]
+    sys.argv = [argv0]
     lines = program.splitlines(keepends=True)
     linecache.cache[filename] = (len(program), None, lines, filename)
     code = 0
@@ -318,6 +321,17 @@ def _run_program(chan: wire.FdChannel) -> int:
     except BaseException:
         traceback.print_exc()
     return code
+
+
+def _write_program(filename: str, program: str) -> None:
+    """The program's file, if it fits: a program larger than the sample's file-size limit or work dir
+    runs without it (as every program did before round 38), rather than failing before its first line."""
+    try:
+        with open(filename, "w", encoding="utf-8", errors="surrogatepass") as fh:
+            fh.write(program)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(filename)
 
 
 def _print_candidate_traceback(exc: BaseException) -> None:

@@ -8,6 +8,12 @@ import select
 import time
 from collections.abc import Callable
 
+# A sample killed because the host ran short of memory runs this many times in all before `memory` stands,
+# waiting up to WAIT_S before each new run for the host to have its memory back (judge.Judge.run): it may
+# have been killed for another worker's sample.
+ATTEMPTS = 3
+WAIT_S = 5.0
+
 
 class HostMemoryWatch:
     """Without a cgroup (a rootless pool), nothing bounds the memory of a sample's processes together:

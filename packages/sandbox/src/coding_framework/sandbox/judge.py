@@ -28,7 +28,7 @@ import time
 import traceback
 
 from coding_framework.sandbox import child as child_module
-from coding_framework.sandbox import plain_data, speculation, wire
+from coding_framework.sandbox import host_memory, plain_data, speculation, wire
 from coding_framework.sandbox.boot import spawn_zygote
 from coding_framework.sandbox.cgroups import CgroupBusy, WorkerCgroup
 from coding_framework.sandbox.isolation import SANDBOX_UID
@@ -55,11 +55,6 @@ RECORDING_BUDGET_S = 0.05
 # does not depend on which samples, passing or failing where, shared its worker before it.
 TEST_RANDOM_STATE = random.Random(0).getstate()
 
-
-# A sample killed because the host ran short of memory runs this many times in all before `memory` stands,
-# waiting up to HOST_MEMORY_WAIT_S before each new run for the host to have its memory back (Judge.run).
-HOST_MEMORY_ATTEMPTS = 3
-HOST_MEMORY_WAIT_S = 5.0
 
 # Judged once per judge at start-up (Judge.start).
 SELF_CHECK_JOB = {"kind": "function", "program": "def f(x):\n    return x + 1\n", "entry_point": "f",
@@ -289,16 +284,16 @@ class Judge:
     def run(self, job: dict) -> dict:
         """The verdict of `job`. A sample killed because the host ran short of memory (a pool without a
         cgroup: zygote.HostMemoryWatch) may have been killed for another worker's sample (round 38): it
-        runs again once the host has its memory back, HOST_MEMORY_ATTEMPTS times in all, and `memory`
+        runs again once the host has its memory back, host_memory.ATTEMPTS times in all, and `memory`
         stands only if it was killed each time."""
-        for attempt in range(1, HOST_MEMORY_ATTEMPTS + 1):
+        for attempt in range(1, host_memory.ATTEMPTS + 1):
             self.zygote.host_memory_kill = False
             result = self._run_once(job)
             if result["status"] != Status.MEMORY.value or not self.zygote.host_memory_kill:
                 return result
-            if attempt < HOST_MEMORY_ATTEMPTS:
-                self.zygote.wait_for_host_memory(HOST_MEMORY_WAIT_S)
-        result["message"] += f" (each of the {HOST_MEMORY_ATTEMPTS} times it ran)"
+            if attempt < host_memory.ATTEMPTS:
+                self.zygote.wait_for_host_memory(host_memory.WAIT_S)
+        result["message"] += f" (each of the {host_memory.ATTEMPTS} times it ran)"
         return result
 
     def _run_once(self, job: dict) -> dict:

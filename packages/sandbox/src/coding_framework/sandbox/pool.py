@@ -21,7 +21,7 @@ from collections.abc import Generator
 from concurrent.futures import Future
 from queue import Empty, SimpleQueue
 
-from coding_framework.sandbox import wire
+from coding_framework.sandbox import host_memory, wire
 from coding_framework.sandbox.boot import JUDGE_BOOT, SRC_ROOT
 from coding_framework.sandbox.cgroups import find_dirs, remove_dirs, sweep_stale
 from coding_framework.sandbox.filesystem import default_hidden, default_visible, shadowed_by_work_dirs
@@ -135,7 +135,7 @@ class _Worker:
         answer within the job's timeout (once per run it may make) plus a grace period is killed (with
         any jobs queued behind)."""
         try:
-            ready, _, _ = select.select([self.sock], [], [], RUNS_PER_JOB * timeout_s + WATCHDOG_GRACE_S)
+            ready, _, _ = select.select([self.sock], [], [], watchdog_s(timeout_s, self.report))
             if not ready:
                 self.kill()
                 message = f"wall-clock limit of {timeout_s:g}s exceeded (the trusted test was killed)"
@@ -164,6 +164,17 @@ class _Worker:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=10)
             self.kill()
+
+
+def watchdog_s(timeout_s: float, report: dict) -> float:
+    """How long a judge may take over a job before the pool kills it: every run the job may make (a
+    function-call job runs twice at most: RUNS_PER_JOB), and, where the zygote guards the host's memory
+    (`report`: no cgroup), each of the runs a sample killed for it makes, with the waits between them
+    (host_memory.ATTEMPTS: the watchdog ended the third one, round 39), plus start-up and drain."""
+    wait_s = RUNS_PER_JOB * timeout_s
+    if report.get("host_memory_floor_mb"):
+        wait_s = host_memory.ATTEMPTS * (wait_s + host_memory.WAIT_S)
+    return wait_s + WATCHDOG_GRACE_S
 
 
 def default_host_memory_floor_mb() -> int:
