@@ -15,6 +15,27 @@ ATTEMPTS = 3
 WAIT_S = 5.0
 
 
+def meminfo_kb(field: bytes) -> int:
+    """One /proc/meminfo figure of the host (b"MemTotal", b"MemAvailable", ...), in KiB."""
+    with open("/proc/meminfo", "rb") as fh:
+        for line in fh:
+            if line.startswith(field + b":"):
+                return int(line.split()[1])
+    raise ValueError(f"/proc/meminfo has no {field.decode()}")
+
+
+def default_floor_mb() -> int:
+    """5% of the host's memory, at least 256 MiB: what a pool without cgroups leaves to the host."""
+    return max(256, meminfo_kb(b"MemTotal") // 20 >> 10)
+
+
+def wait_for_memory(floor_mb: int, timeout_s: float) -> None:
+    """Until the host's available memory is back over `floor_mb`, or `timeout_s` passed."""
+    limit = time.monotonic() + timeout_s
+    while meminfo_kb(b"MemAvailable") < floor_mb << 10 and time.monotonic() < limit:
+        time.sleep(0.02)
+
+
 class HostMemoryWatch:
     """Without a cgroup (a rootless pool), nothing bounds the memory of a sample's processes together:
     each has its RLIMIT_AS, and max_processes of them may hold more than the host has. The kernel's OOM

@@ -90,7 +90,7 @@ class Zygote:
                 self.cgroup.add(self.proc.pid)  # before it forks the inner zygote, which inherits it
             except OSError:
                 self.cgroup = None
-        # Without a cgroup, the zygote guards the host's memory itself (zygote.HostMemoryWatch).
+        # Without a cgroup, the zygote guards the host's memory itself (host_memory.HostMemoryWatch).
         floor = None if self.cgroup is not None else self.config.get("host_memory_floor_mb")
         config = {**self.config, "workdir": self.workdir, "memory_floor_mb": floor}
         wire.send_control(ours, config)
@@ -227,17 +227,6 @@ class Zygote:
                     f"together; each has its own limit of {limits.memory_mb} MiB)")
         return None
 
-    def wait_for_host_memory(self, timeout_s: float) -> None:
-        """Until the host's available memory is back over the zygote's floor, or `timeout_s` passed."""
-        floor_kb = (self.report.get("host_memory_floor_mb") or 0) << 10
-        limit = time.monotonic() + timeout_s
-        while time.monotonic() < limit:
-            with open("/proc/meminfo", "rb") as fh:
-                line = next((line for line in fh if line.startswith(b"MemAvailable:")), b"MemAvailable: 0 kB")
-            if int(line.split()[1]) >= floor_kb:
-                return
-            time.sleep(0.02)
-
     def close(self) -> None:
         self.stop()
         if self.cgroup is not None:
@@ -283,7 +272,7 @@ class Judge:
 
     def run(self, job: dict) -> dict:
         """The verdict of `job`. A sample killed because the host ran short of memory (a pool without a
-        cgroup: zygote.HostMemoryWatch) may have been killed for another worker's sample (round 38): it
+        cgroup: host_memory.HostMemoryWatch) may have been killed for another worker's sample (round 38): it
         runs again once the host has its memory back, host_memory.ATTEMPTS times in all, and `memory`
         stands only if it was killed each time."""
         for attempt in range(1, host_memory.ATTEMPTS + 1):
@@ -292,7 +281,8 @@ class Judge:
             if result["status"] != Status.MEMORY.value or not self.zygote.host_memory_kill:
                 return result
             if attempt < host_memory.ATTEMPTS:
-                self.zygote.wait_for_host_memory(host_memory.WAIT_S)
+                host_memory.wait_for_memory(self.zygote.report.get("host_memory_floor_mb") or 0,
+                                            host_memory.WAIT_S)
         result["message"] += f" (each of the {host_memory.ATTEMPTS} times it ran)"
         return result
 

@@ -177,15 +177,6 @@ def watchdog_s(timeout_s: float, report: dict) -> float:
     return wait_s + WATCHDOG_GRACE_S
 
 
-def default_host_memory_floor_mb() -> int:
-    """5% of the host's memory, at least 256 MiB: what a pool without cgroups leaves to the host."""
-    with open("/proc/meminfo") as fh:
-        for line in fh:
-            if line.startswith("MemTotal:"):
-                return max(256, int(line.split()[1]) // 20 >> 10)
-    return 256
-
-
 class SandboxPool:
     """Runs jobs in parallel over `workers` sandbox workers (default: one per available core).
 
@@ -221,7 +212,7 @@ class SandboxPool:
         if work_dir_mb < 1:
             raise ValueError("work_dir_mb must be >= 1")
         if host_memory_floor_mb is None:
-            host_memory_floor_mb = default_host_memory_floor_mb()
+            host_memory_floor_mb = host_memory.default_floor_mb()
         if not isinstance(host_memory_floor_mb, int) or isinstance(host_memory_floor_mb, bool) \
                 or host_memory_floor_mb < 0:
             raise ValueError(f"host_memory_floor_mb must be an int >= 0 (0: off) or None (the default), "
