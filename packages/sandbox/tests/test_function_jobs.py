@@ -195,3 +195,15 @@ def test_an_entry_point_named_check_is_not_called_as_the_tests_check(pool):
         FunctionCallJob(program="def check(n):\n    return True\n", entry_point="check", test=test),
     ])
     assert (right.status, wrong.status) == (Status.PASSED, Status.FAILED), (right, wrong)
+
+
+def test_candidate_and_test_code_compile_without_the_harness_future_imports(pool):
+    # The child's and the judge's `from __future__ import annotations` made every candidate's and test's
+    # annotations strings (red-team round 40): a candidate's own check of them differed from the official
+    # harnesses'.
+    program = "def f(x: int) -> int:\n    return f.__annotations__['x'] is int\n"
+    verdict = pool.run(FunctionCallJob(program=program, entry_point="f", test="assert f(1) is True\n"))
+    assert verdict.status is Status.PASSED, verdict
+    test = "def g(y: int):\n    pass\nassert g.__annotations__['y'] is int\nassert f(1) is True\n"
+    verdict = pool.run(FunctionCallJob(program=program, entry_point="f", test=test))
+    assert verdict.status is Status.PASSED, verdict

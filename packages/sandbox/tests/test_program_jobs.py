@@ -146,3 +146,21 @@ def test_a_program_larger_than_its_file_limit_runs_without_its_file(pool):
     program = "table = " + repr("x" * 4000) + "\nprint(len(table), __file__)\n"
     verdict = pool.run(ProgramJob(program=program, limits=Limits(max_file_bytes=1024)))
     assert verdict.status is Status.PASSED and verdict.stdout == "4000 /tmp/main.py\n", verdict
+
+
+def test_a_program_runs_as_python_main_py_would_in_details(pool):
+    # Found against `python main.py` (red-team round 40): the harness's own `from __future__ import
+    # annotations` reached the program (singledispatch on a local class raised NameError), a leading
+    # byte-order mark was a SyntaxError, the harness's frames took 8 levels of recursion, and
+    # `__annotations__` was missing from __main__.
+    cases = {
+        "annotations": ("from functools import singledispatch\ndef main():\n    class Pt:\n        pass\n"
+                        "    @singledispatch\n    def show(x):\n        return 'obj'\n    @show.register\n"
+                        "    def _(x: Pt):\n        return 'pt'\n    print(show(Pt()))\nmain()\n", "pt"),
+        "bom": ("\ufeffprint(sum(map(int, input().split())))\n", "5"),
+        "recursion": ("def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nprint(f(995))\n", "995"),
+        "globals": ("print(len(__annotations__), __cached__)\n", "0 None"),
+    }
+    verdicts = {name: pool.run(ProgramJob(program=program, stdin="2 3", expected_stdout=expected))
+                for name, (program, expected) in cases.items()}
+    assert {name: v.status for name, v in verdicts.items()} == dict.fromkeys(cases, Status.PASSED), verdicts

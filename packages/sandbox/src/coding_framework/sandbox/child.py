@@ -248,7 +248,7 @@ def _serve_function(chan: wire.FdChannel, max_bytes: int, max_depth: int) -> int
     namespace["__builtins__"] = builtins
     sys.modules[CANDIDATE_MODULE] = module
     try:
-        exec(compile(program, "<candidate>", "exec"), namespace)
+        exec(compile(program, "<candidate>", "exec", dont_inherit=True), namespace)
         function = namespace[entry_point]
         if not callable(function):
             raise TypeError(f"entry point {entry_point!r} is a {type(function).__name__}, not a function")
@@ -290,18 +290,25 @@ def _run_program(chan: wire.FdChannel) -> int:
     # (without it, a `spawn` pool's workers died and the program waited into its time-out: red-team
     # rounds 38, 39).
     argv0, filename = filename, os.path.join(os.getcwd(), filename)
+    program = program.removeprefix("\ufeff")  # a UTF-8 byte-order mark, which reading the file skips
     _write_program(filename, program)
     sys.path.insert(0, os.path.dirname(filename))
     module = types.ModuleType("__main__")
     module.__file__ = filename
     module.__builtins__ = builtins
+    module.__annotations__, module.__cached__ = {}, None
     sys.modules["__main__"] = module
     sys.argv = [argv0]
+    # The program's recursion as deep as under `python main.py`: not less by the frames below it here.
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    sys.setrecursionlimit(sys.getrecursionlimit() + depth)
     lines = program.splitlines(keepends=True)
     linecache.cache[filename] = (len(program), None, lines, filename)
     code = 0
     try:
-        exec(compile(program, filename, "exec"), module.__dict__)
+        exec(compile(program, filename, "exec", dont_inherit=True), module.__dict__)
     except SystemExit as exc:
         code = _exit_code(exc)
     except MemoryError as exc:

@@ -570,7 +570,7 @@ def _names_a_clock(code) -> bool:
 @functools.lru_cache(maxsize=512)
 def _compiled(source: str, filename: str):
     """Trusted code compiled once: the G samples of an RL group, or n samples of an eval, share tests."""
-    return compile(source, filename, "exec")
+    return compile(source, filename, "exec", dont_inherit=True)  # not this module's __future__ imports
 
 
 def make_result(session: ChildSession, status: Status, message: str, started: float) -> dict:

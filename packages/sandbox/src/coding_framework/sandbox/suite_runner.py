@@ -88,7 +88,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     report = _make_reporter(chan, key)
     del key  # from here on the key lives only in the reporter's closure, in this thread's frames
 
-    test_code = compile(test + canary, "test_solution.py", "exec")
+    test_code = compile(test + canary, "test_solution.py", "exec", dont_inherit=True)
     # The trusted source's test classes in name order, as unittest's module loader takes them, between
     # the two canaries (unittest_checks.canary_source): the first runs before every test, the last after.
     first, last = (node.name for node in ast.parse(canary).body if isinstance(node, ast.ClassDef))
@@ -468,7 +468,7 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
                 functools.partial(watch.recheck_kept, in_process_guard.foreign_answerer, is_trusted,
                                   libraries, watch.kept, watch.changed, watch.drop_unheld, watch.RECENT))
     try:
-        code = compile(program, f"{module_name}.py", "exec")
+        code = compile(program, f"{module_name}.py", "exec", dont_inherit=True)
         # The program's code is what its source compiles to (it can make none later): watched from the
         # first resume below on, paused while the program loads and during each of its calls. The
         # tests' own code may call it by name (a method of an object it returned, `from solution
