@@ -15,13 +15,24 @@ ATTEMPTS = 3
 WAIT_S = 5.0
 
 
+def _field_kb(text: bytes, field: bytes, absent: int | None = None) -> int:
+    """The KiB figure of `field` in a /proc/meminfo or /proc/<pid>/status text; `absent` if it has none
+    (None: ValueError, for meminfo figures the watch cannot do without). Whole lines only: the first
+    line of a status file is the process's name, which a sample chooses ("RssAnon:" killed the zygote,
+    "RssAnon:0kB" hid a hog: round 37); the kernel escapes a newline in it."""
+    key = field + b":"
+    for line in text.split(b"\n"):
+        if line.startswith(key):
+            return int(line.split()[1])
+    if absent is None:
+        raise ValueError(f"no {field.decode()} in {text[:40]!r}...")
+    return absent
+
+
 def meminfo_kb(field: bytes) -> int:
     """One /proc/meminfo figure of the host (b"MemTotal", b"MemAvailable", ...), in KiB."""
     with open("/proc/meminfo", "rb") as fh:
-        for line in fh:
-            if line.startswith(field + b":"):
-                return int(line.split()[1])
-    raise ValueError(f"/proc/meminfo has no {field.decode()}")
+        return _field_kb(fh.read(), field)
 
 
 def default_floor_mb() -> int:
@@ -79,15 +90,15 @@ class HostMemoryWatch:
         self.kill, self.countable = kill, countable
 
     def available_kb(self) -> int:
-        text = os.pread(self.fd, 4096, 0)
-        start = text.index(b"MemAvailable:") + 13
-        return int(text[start:text.index(b"kB", start)])
+        return _field_kb(os.pread(self.fd, 4096, 0), b"MemAvailable")
 
-    def wait(self, sources: list) -> None:
-        """Until one of `sources` is readable; kills the sample if the host runs low meanwhile."""
+    def wait(self, sources: list) -> list:
+        """Those of `sources` that are readable, once one is; kills the sample if the host runs low
+        meanwhile."""
         while not self.fired:
-            if select.select(sources, [], [], self.INTERVAL_S)[0]:
-                return
+            ready = select.select(sources, [], [], self.INTERVAL_S)[0]
+            if ready:
+                return ready
             if self.available_kb() >= self.floor_kb:
                 self.low_since = None
                 continue
@@ -97,7 +108,7 @@ class HostMemoryWatch:
             if now - self.low_since >= self.GRACE_S or not self.countable or _to_blame(self.BLAME_MB << 10):
                 self.fired = True
                 self.kill()
-        select.select(sources, [], [])
+        return select.select(sources, [], [])[0]
 
 
 def _to_blame(threshold_kb: int) -> bool:
@@ -126,7 +137,4 @@ def _resident_kb(pid: str) -> int:
             text = fh.read()
     except OSError:
         return 0
-    # Whole lines only: the first one is the process's name, which the sample chooses ("RssAnon:" killed
-    # the zygote, "RssAnon:0kB" hid a hog: round 37); the kernel escapes a newline in it.
-    keys = (b"RssAnon:", b"RssShmem:")
-    return sum(int(line.split()[1]) for line in text.split(b"\n") if line.startswith(keys))
+    return _field_kb(text, b"RssAnon", 0) + _field_kb(text, b"RssShmem", 0)  # none: a zombie

@@ -337,9 +337,7 @@ def _watch(ctrl: socket.socket, pid: int, init: bool, watch: HostMemoryWatch | N
     try:
         while True:
             sources = [ctrl, pidfd] if exited is None else [ctrl]
-            if watch is not None:
-                watch.wait(sources)
-            ready, _, _ = select.select(sources, [], [])
+            ready = watch.wait(sources) if watch is not None else select.select(sources, [], [])[0]
             if pidfd in ready and exited is None:
                 exited = _reap(pid, killed=False)
                 ctrl.send(wire.pack_exit(wire.EXITED, *exited))
