@@ -185,6 +185,17 @@ def test_bad_k_is_a_usage_error(tmp_path, k):
     assert "positive integers" in result.output
 
 
+def test_host_memory_floor_option(tmp_path):
+    samples = _write_samples(tmp_path / "s.jsonl", [{"task_id": "HumanEval/0", "completion": ""}])
+    negative = _invoke("--samples", str(samples), "--host-memory-floor-mb", "-1")
+    assert negative.exit_code == 2 and "--host-memory-floor-mb" in negative.output
+    right = _write_samples(tmp_path / "r.jsonl", [
+        {"task_id": "HumanEval/0", "completion": PROBLEMS["HumanEval/0"].canonical_solution}])
+    off = _invoke("--samples", str(right), "--host-memory-floor-mb", "0", "--k", "1", "--workers", "1")
+    assert off.exit_code == 0, off.output
+    assert [r["status"] for r in _read_jsonl(tmp_path / "r.jsonl_results.jsonl")] == ["passed"]
+
+
 class FakeUnstartablePool:
     """Stands in for a SandboxPool whose workers cannot start (e.g. namespaces forbidden)."""
 

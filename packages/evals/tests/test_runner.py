@@ -26,8 +26,8 @@ class FakePool:
     instances: ClassVar[list["FakePool"]] = []
     interrupt_at: ClassVar[int | None] = None
 
-    def __init__(self, workers=None, limits=None):
-        self.workers, self.limits = workers, limits
+    def __init__(self, workers=None, limits=None, **extras):
+        self.workers, self.limits, self.extras = workers, limits, extras
         self.jobs: list[FunctionCallJob] = []
         self.closed = False
         self.unread: int | None = None
@@ -162,6 +162,18 @@ def test_jobs_carry_humaneval_semantics_and_the_pool_gets_the_limits(tmp_path):
     # The prompt stops before the body: the trusted setup is what of it compiles alone (nothing here).
     assert (job.entry_point, job.setup) == ("f1", "")
     assert pool.closed
+
+
+def test_the_host_memory_floor_reaches_the_pool_only_when_set(tmp_path):
+    problems = _problems(tmp_path)
+    for floor in (None, 0, 300):
+        FakePool.instances.clear()
+        evaluate_file(EvalConfig(_samples(tmp_path, [("T/0", "passed")]), problem_file=problems,
+                                 host_memory_floor_mb=floor), pool_factory=FakePool)
+        expected = {} if floor is None else {"host_memory_floor_mb": floor}
+        assert FakePool.instances[0].extras == expected
+    with pytest.raises(ValueError, match="host_memory_floor_mb must be >= 0"):
+        EvalConfig(tmp_path / "s.jsonl", host_memory_floor_mb=-1)
 
 
 def test_default_timeout_is_the_benchmarks(tmp_path):

@@ -158,9 +158,44 @@ def test_a_program_runs_as_python_main_py_would_in_details(pool):
                         "    @singledispatch\n    def show(x):\n        return 'obj'\n    @show.register\n"
                         "    def _(x: Pt):\n        return 'pt'\n    print(show(Pt()))\nmain()\n", "pt"),
         "bom": ("\ufeffprint(sum(map(int, input().split())))\n", "5"),
-        "recursion": ("def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nprint(f(995))\n", "995"),
-        "globals": ("print(len(__annotations__), __cached__)\n", "0 None"),
+        "recursion": ("def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nprint(f(997))\n", "997"),
+        "globals": ("print(len(__annotations__), __cached__, type(__loader__).__name__)\n",
+                    "0 None SourceFileLoader"),
     }
     verdicts = {name: pool.run(ProgramJob(program=program, stdin="2 3", expected_stdout=expected))
                 for name, (program, expected) in cases.items()}
     assert {name: v.status for name, v in verdicts.items()} == dict.fromkeys(cases, Status.PASSED), verdicts
+
+
+def test_a_program_is_read_back_as_it_runs_whatever_encoding_it_declares(pool):
+    # main.py was written as UTF-8 whatever the program's coding cookie said: under `latin-1`, the
+    # program saw "café" as 4 characters and its `spawn` workers and runpy, reading the file, 5.
+    # An unknown cookie ran instead of failing as under `python main.py` (red-team round 40).
+    latin1 = ("# -*- coding: latin-1 -*-\nimport multiprocessing as mp, runpy\ns = 'café'\n"
+              "def size(_):\n    return len(s)\n"
+              "if __name__ == '__main__':\n    again = runpy.run_path(__file__, run_name='again')['s']\n"
+              "    with mp.get_context('spawn').Pool(1) as workers:\n"
+              "        print(len(s), len(again), workers.map(size, [0]))\n")
+    read_back = pool.run(ProgramJob(program=latin1, expected_stdout="4 4 [4]", limits=Limits(timeout_s=20)))
+    assert read_back.status is Status.PASSED, read_back
+    unknown = pool.run(ProgramJob(program="# coding: no-such-codec\nprint(1)\n", expected_stdout="1"))
+    assert unknown.status is not Status.PASSED and unknown.stdout == "", unknown
+    assert "SyntaxError" in unknown.stderr and "no-such-codec" in unknown.stderr, unknown.stderr
+    contradicted = pool.run(ProgramJob(program="\ufeff# coding: latin-1\nprint(1)\n", expected_stdout="1"))
+    assert contradicted.status is not Status.PASSED and "SyntaxError" in contradicted.stderr, contradicted
+    # A cookie the text cannot be written in: the program runs (as compiled from its text), without its file.
+    ascii_only = "# coding: ascii\nimport os\nprint('é', os.path.exists(__file__))\n"
+    unwritable = pool.run(ProgramJob(program=ascii_only, expected_stdout="é False"))
+    assert unwritable.status is Status.PASSED, unwritable
+
+
+def test_an_uncaught_exception_is_reported_as_python_main_py_reports_it(pool):
+    # Lines were split with str.splitlines, which also splits at U+2028: the traceback showed the
+    # wrong source line; and a program's own sys.excepthook was never called (red-team round 40).
+    shifted, hooked = pool.run_many([
+        ProgramJob(program="# a\u2028b\nx = 1\nraise ValueError('boom')\n"),
+        ProgramJob(program="import sys\nsys.excepthook = lambda t, e, tb: print('hooked', t.__name__)\n"
+                           "raise KeyError(1)\n", expected_stdout="hooked KeyError"),
+    ])
+    assert 'line 3, in <module>\n    raise ValueError(\'boom\')\n' in shifted.stderr, shifted.stderr
+    assert hooked.stdout == "hooked KeyError\n" and hooked.return_code == 1 and hooked.stderr == "", hooked

@@ -163,6 +163,13 @@ def evaluate(
         float | None,
         typer.Option("--timeout", min=0.001, help="Wall-clock seconds per job; default: the benchmark's."),
     ] = None,
+    host_memory_floor_mb: Annotated[
+        int | None,
+        typer.Option("--host-memory-floor-mb", min=0,
+                     help="Rootless sandboxes (no cgroup) only: kill a sample (verdict memory) when the "
+                     "host's available memory falls under this many MiB; 0: off; default: 5% of RAM, "
+                     "at least 256."),
+    ] = None,
     option: Annotated[
         list[str] | None,
         typer.Option(
@@ -306,6 +313,7 @@ def evaluate(
             ks=ks,
             workers=workers,
             timeout_s=timeout,
+            host_memory_floor_mb=host_memory_floor_mb,
             options=options,
             limit=limit,
             report=report,

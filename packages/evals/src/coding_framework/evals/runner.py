@@ -72,6 +72,9 @@ class EvalConfig:
     """Sandbox worker processes; None: one per CPU core."""
     timeout_s: float | None = None
     """Wall-clock limit per job in seconds; None: the benchmark's default."""
+    host_memory_floor_mb: int | None = None
+    """Rootless sandboxes only (no cgroup): a sample is killed (verdict memory) when the host's available
+    memory falls under this many MiB; 0: off; None: the sandbox's default (5% of RAM, at least 256)."""
     options: Mapping[str, Any] = field(default_factory=dict)
     """Benchmark options by name (strings are parsed), e.g. {"calibrated": False}."""
     limit: int | None = None
@@ -88,6 +91,9 @@ class EvalConfig:
             raise ValueError(f"workers must be at least 1 (or None for one per core), got {self.workers}")
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise ValueError(f"timeout_s must be a positive number of seconds, got {self.timeout_s}")
+        if self.host_memory_floor_mb is not None and self.host_memory_floor_mb < 0:
+            raise ValueError(f"host_memory_floor_mb must be >= 0 MiB (0: off; None: the default), "
+                             f"got {self.host_memory_floor_mb}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(
                 f"limit must be a positive number of problems (or None for all), got {self.limit}"
@@ -289,6 +295,8 @@ def evaluate_file(config: EvalConfig, *, pool_factory: PoolFactory | None = None
         if resumed < len(samples):
             scored = [problems[sample.task_id] for sample in samples]
             extras = _pool_extras(benchmark, data_file, scored)
+            if config.host_memory_floor_mb is not None:
+                extras["host_memory_floor_mb"] = config.host_memory_floor_mb
             pool = factory(workers=config.workers, limits=limits, **extras)
             try:
                 results = evaluate_samples(benchmark, problems, samples, pool, timeout_s=timeout_s,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import importlib.machinery
 import io
 import linecache
 import os
@@ -290,11 +291,18 @@ def _run_program(chan: wire.FdChannel) -> int:
     # (without it, a `spawn` pool's workers died and the program waited into its time-out: red-team
     # rounds 38, 39).
     argv0, filename = filename, os.path.join(os.getcwd(), filename)
-    program = program.removeprefix("\ufeff")  # a UTF-8 byte-order mark, which reading the file skips
-    _write_program(filename, program)
+    try:
+        encoding = _source_encoding(program)
+    except SyntaxError as exc:  # an unknown coding cookie, or one a byte-order mark contradicts
+        traceback.print_exception(type(exc), exc, None)
+        return 1
+    program = program.removeprefix("\ufeff")  # a byte-order mark, which reading the file skips
+    written = _write_program(filename, program, encoding)
     sys.path.insert(0, os.path.dirname(filename))
     module = types.ModuleType("__main__")
     module.__file__ = filename
+    if written:
+        module.__loader__ = importlib.machinery.SourceFileLoader("__main__", filename)
     module.__builtins__ = builtins
     module.__annotations__, module.__cached__ = {}, None
     sys.modules["__main__"] = module
@@ -303,8 +311,10 @@ def _run_program(chan: wire.FdChannel) -> int:
     depth, frame = 0, sys._getframe()
     while frame is not None:
         depth, frame = depth + 1, frame.f_back
-    sys.setrecursionlimit(sys.getrecursionlimit() + depth)
-    lines = program.splitlines(keepends=True)
+    sys.setrecursionlimit(sys.getrecursionlimit() + depth + 1)  # and exec's own level
+    # Lines as reading the file gives them (universal newlines only: not str.splitlines, which also
+    # splits at U+2028, form feeds and more), for tracebacks, inspect and warnings.
+    lines = io.StringIO(program, newline=None).readlines()
     linecache.cache[filename] = (len(program), None, lines, filename)
     code = 0
     try:
@@ -313,10 +323,10 @@ def _run_program(chan: wire.FdChannel) -> int:
         code = _exit_code(exc)
     except MemoryError as exc:
         _safe_send(chan, ("memory",))
-        _print_candidate_traceback(exc)
+        _report_uncaught(exc)
         code = 1
     except BaseException as exc:
-        _print_candidate_traceback(exc)
+        _report_uncaught(exc)
         code = 1
     try:
         threading._shutdown()  # type: ignore[attr-defined] - what the interpreter does at exit
@@ -330,21 +340,45 @@ def _run_program(chan: wire.FdChannel) -> int:
     return code
 
 
-def _write_program(filename: str, program: str) -> None:
-    """The program's file, if it fits: a program larger than the sample's file-size limit or work dir
-    runs without it (as every program did before round 38), rather than failing before its first line."""
+def _source_encoding(program: str) -> str:
+    """The encoding `python main.py` reads its file in: the one a byte-order mark or a PEP 263 coding
+    cookie in the first two lines declares, else UTF-8. SyntaxError where Python's would be one."""
+    end = program.find("\n", program.find("\n") + 1)  # of the second line; -1: the program has no more
+    head = program if end < 0 else program[:end]
+    if not program.startswith("\ufeff") and "coding" not in head:
+        return "utf-8"
+    import tokenize
+
+    return tokenize.detect_encoding(io.BytesIO(program.encode("utf-8", "surrogatepass")).readline)[0]
+
+
+def _write_program(filename: str, program: str, encoding: str) -> bool:
+    """The program's file, in the encoding it declares, so that whatever reads it again (the workers of a
+    `spawn` pool, runpy, a subprocess) reads the program that runs. A program larger than the sample's
+    file-size limit or work dir, or one its declared encoding cannot hold, runs without it (as every
+    program did before round 38), rather than failing before its first line."""
     try:
-        with open(filename, "w", encoding="utf-8", errors="surrogatepass") as fh:
+        with open(filename, "w", encoding=encoding, errors="surrogatepass") as fh:
             fh.write(program)
-    except OSError:
+    except (OSError, UnicodeError):
         with contextlib.suppress(OSError):
             os.unlink(filename)
+        return False
+    return True
 
 
-def _print_candidate_traceback(exc: BaseException) -> None:
-    """The traceback as `python main.py` prints it: without this module's own frame."""
+def _report_uncaught(exc: BaseException) -> None:
+    """What the interpreter does with an exception nothing caught: it hands it to sys.excepthook (the
+    program may have set its own), here without this module's frame in the traceback."""
     tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
-    traceback.print_exception(type(exc), exc, tb)
+    exc.__traceback__ = tb  # the default hook prints the exception's own traceback, not the one it is given
+    try:
+        sys.excepthook(type(exc), exc, tb)
+    except BaseException as hook_error:
+        print("Error in sys.excepthook:", file=sys.stderr)
+        sys.__excepthook__(type(hook_error), hook_error, hook_error.__traceback__)
+        print("\nOriginal exception was:", file=sys.stderr)
+        sys.__excepthook__(type(exc), exc, tb)
 
 
 def _safe_send(chan: wire.FdChannel, value: object) -> None:
