@@ -2100,7 +2100,8 @@ def test_a_forged_exception_with_huge_arguments_is_shown_by_its_message(pool):
     body = ("def add(a, b):\n    big = 10 ** 3999\n"
             "    n = b'i' + struct.pack('>I', 1662) + big.to_bytes(1662, 'big', signed=True)\n"
             "    args = t([t([n] * 3000)])\n"
-            "    reply = t([s('raise'), s('ValueError'), s('m' * 9000), s('builtin'), args])\n"
+            "    reply = t([s('raise'), s('ValueError'), s('m' * 9000), s('builtin'), args,\n"
+             "               s('ValueError')])\n"
             "    os.write(3, struct.pack('>I', len(reply)) + reply)\n    os._exit(0)\n")
     verdict = pool.run(FunctionCallJob(program=frame + body, entry_point="add", test=ADD_TEST))
     assert verdict.status is Status.ERROR, verdict

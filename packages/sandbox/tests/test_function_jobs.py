@@ -81,6 +81,54 @@ def test_uncaught_candidate_exception_is_an_error_with_type_and_message(pool):
     assert custom.status is Status.ERROR and custom.message == "Oops: x"
 
 
+def test_exceptions_deriving_from_a_builtin_one_are_caught_as_that_one(pool):
+    # They arrived as CandidateError, so the test's `except ValueError` missed statistics' error, json's
+    # and the program's own `class BadInput(ValueError)`; an OSError lost its file name (round 41).
+    program = ("import json, statistics\nclass BadInput(ValueError):\n    pass\n"
+               "def f(x):\n    if x in (0, 5):\n        raise BadInput(f'input {x}')\n"
+               "    if x == 1:\n        return statistics.mean([])\n"
+               "    if x == 2:\n        return json.loads('{')\n    open('/no/such/file')\n")
+    test = ("for x in range(3):\n    try:\n        f(x)\n"
+            "    except ValueError as e:\n        seen.append(type(e).__name__)\n"
+            "try:\n    f(3)\nexcept FileNotFoundError as e:\n"
+            "    assert e.filename == '/no/such/file' and e.errno == 2\n"
+            "assert seen == ['BadInput', 'StatisticsError', 'JSONDecodeError'], seen\n"
+            "assert f(5) == 1\n")
+    verdict = pool.run(job(program, "seen = []\n" + test))
+    assert verdict.status is Status.ERROR and verdict.message == "BadInput: input 5", verdict
+
+
+def test_an_iterator_raising_partway_gives_its_items_then_the_exception(pool):
+    # A returned generator was drained in the child and an exception partway killed it: "the candidate
+    # process ended during the call", though the test expected that exception or never got that far.
+    program = ("def f(n):\n    if n < 0:\n        raise ValueError('n must be >= 0')\n"
+               "    for i in range(n):\n        yield i\n    raise KeyError('past the end')\n")
+    test = ("assert next(f(3)) == 0\n"
+            "try:\n    list(f(-1))\nexcept ValueError:\n    pass\n"
+            "else:\n    raise AssertionError('no raise')\n"
+            "got = []\ntry:\n    for x in f(2):\n        got.append(x)\n"
+            "except KeyError:\n    got.append('end')\n"
+            "assert got == [0, 1, 'end'], got\n")
+    verdict = pool.run(job(program, test))
+    assert verdict.status is Status.PASSED, verdict
+
+
+def test_counters_defaultdicts_namedtuples_and_more_iterators_keep_their_behaviour(pool):
+    # A Counter or defaultdict arrived as a dict (KeyError for a missing key), a namedtuple as a tuple
+    # (no `.x`), and reversed(list) or itertools' iterators were refused (round 41).
+    program = ("import collections, itertools\nP = collections.namedtuple('P', 'x y')\n"
+               "def f(kind):\n    if kind == 'counter':\n        return collections.Counter('aab')\n"
+               "    if kind == 'default':\n        return collections.defaultdict(int, a=1)\n"
+               "    if kind == 'point':\n        return P(1, 2)\n"
+               "    if kind == 'reversed':\n        return reversed([1, 2, 3])\n"
+               "    return itertools.chain([1], [2])\n")
+    test = ("assert f('counter')['z'] == 0 and f('counter') == {'a': 2, 'b': 1}\n"
+            "assert f('default')['b'] == 0\nassert f('point').x == 1 and f('point') == (1, 2)\n"
+            "assert list(f('reversed')) == [3, 2, 1] and list(f('chain')) == [1, 2]\n")
+    verdict = pool.run(job(program, test))
+    assert verdict.status is Status.PASSED, verdict
+
+
 def test_program_that_does_not_load_or_lacks_the_entry_point(pool):
     syntax, missing, raises = pool.run_many([
         job("def f(:\n", "assert f() == 1\n"),

@@ -217,6 +217,26 @@ def test_jobs_of_clients_that_went_away_are_dropped():
         assert waited < 8, waited
 
 
+def test_a_job_that_cannot_start_in_time_is_answered_504():
+    # VERL's client gives a request compile_timeout + run_timeout + 10 s, the wait in our queue included,
+    # and retries only a 504: a correct sample queued behind looping ones timed out and scored as an API
+    # error (red-team round 41). A job not started compile_timeout + queue_slack_s after its request is
+    # withdrawn and answered 504.
+    with SandboxPool(workers=1) as pool, _serving(create_app(pool, queue_slack_s=0.5)) as base:
+        with ThreadPoolExecutor(1) as ex:
+            busy = ex.submit(_run, base, code="import time; time.sleep(5)", run_timeout=10)
+            time.sleep(0.3)
+            started = time.monotonic()
+            response = httpx.post(f"{base}/run_code", timeout=10, json={
+                "code": "print(1)", "language": "python", "compile_timeout": 0.5})
+            assert response.status_code == 504 and "did not run" in response.json()["detail"], response.text
+            assert time.monotonic() - started < 3.5  # not after the busy job
+            assert busy.result()["status"] == "Success"
+        assert _run(base, code="print(7)")["run_result"]["stdout"] == "7\n"
+    with pytest.raises(ValueError, match="queue_slack_s"):
+        create_app(workers=1, queue_slack_s=-1)
+
+
 def test_concurrent_requests(url):
     codes = [f"print({i} * {i})" for i in range(12)]
     with ThreadPoolExecutor(6) as ex:

@@ -14,6 +14,7 @@ from coding_framework.sandbox.plain_data import (
     NUMPY_TRUE,
     DecodeError,
     EncodeError,
+    NumpyFloat,
     build_budget,
     decode,
     decode_request,
@@ -179,9 +180,9 @@ def test_stand_ins_cross_as_the_exact_builtin_value_they_hold(value, held):
 
 def test_numpy_scalars_cross_as_python_scalars_and_arrays_do_not():
     np = pytest.importorskip("numpy")
-    values = [np.float64(2.5), np.int64(-7), np.str_("a"), np.complex128(1 + 2j), np.array(4)]
+    values = [np.int64(-7), np.str_("a"), np.complex128(1 + 2j), np.array(4)]
     back = decode(encode(values, stand_ins=True))
-    assert same(back, [2.5, -7, "a", 1 + 2j, 4])
+    assert same(back, [-7, "a", 1 + 2j, 4])
     for refused in (np.array([1, 2]), {1: 2}.values(), np.datetime64("2020-01-01")):
         with pytest.raises(EncodeError, match="cannot cross"):
             encode(refused, stand_ins=True)
@@ -205,6 +206,81 @@ def test_numpy_bools_cross_as_numpy_bools_not_as_true_and_false():
     assert decode_request(encode_request((true, [false]))) == (NUMPY_TRUE, [NUMPY_FALSE])
     with pytest.raises(DecodeError, match="numpy bool"):
         decode(b"B2")
+
+
+def test_numpy_floats_cross_as_floats_of_another_type():
+    # evalplus checks `type(out) == type(expected)` before its tolerance: np.mean's np.float64 answer,
+    # not bit-equal to the float expected, fails there; it crossed as a float and passed (round 41).
+    np = pytest.importorskip("numpy")
+    back = decode(encode([np.float64(2.5), np.float32(0.5), np.array(1.25)], stand_ins=True))
+    assert back == [2.5, 0.5, 1.25] and [type(x) for x in back] == [NumpyFloat] * 3
+    assert isinstance(back[0], float) and back[0] + 1 == 3.5 and math.isclose(back[0], 2.5)
+    again = decode_request(encode_request(back))  # the test may hand it back to the candidate
+    assert again == back and type(again[0]) is NumpyFloat
+
+
+def test_numpy_bools_count_as_numpy_bools_do():
+    assert sum([NUMPY_TRUE, NUMPY_FALSE, NUMPY_TRUE]) == 2 and NUMPY_TRUE + 1 == 2 and 2 * NUMPY_TRUE == 2
+    assert (NUMPY_TRUE & True) is NUMPY_TRUE and (NUMPY_FALSE | False) is NUMPY_FALSE
+    assert (True ^ NUMPY_TRUE) is NUMPY_FALSE and ~NUMPY_TRUE is NUMPY_FALSE and (NUMPY_TRUE & 3) == 1
+    with pytest.raises(TypeError):
+        ["n", "y"][NUMPY_TRUE]  # numpy's bool is no index either
+
+
+def test_the_standard_librarys_mappings_and_namedtuples_arrive_as_such():
+    import collections
+
+    point = collections.namedtuple("Point", "x y")
+    values = [collections.Counter("aab"), collections.OrderedDict([(2, "b"), (1, "a")]),
+              collections.defaultdict(list, {"k": [1]}), collections.defaultdict(lambda: 5, {"k": 1}),
+              point(1, (2, 3))]
+    counter, ordered, listing, other, pt = decode(encode(values, stand_ins=True))
+    assert type(counter) is collections.Counter and counter == {"a": 2, "b": 1} and counter["z"] == 0
+    assert type(ordered) is collections.OrderedDict and list(ordered) == [2, 1]
+    assert type(listing) is collections.defaultdict and listing["new"] == [] and listing["k"] == [1]
+    assert type(other) is dict and other == {"k": 1}  # a factory of the candidate's is not rebuilt
+    assert pt == (1, (2, 3)) and pt.x == 1 and pt.y == (2, 3) and type(pt).__name__ == "Point"
+    assert type(pt) is not point and type(pt).__module__ == "candidate"  # the trusted side's own class
+    assert decode_request(encode_request(values)) == values  # and back to the candidate
+
+
+def test_forged_mappings_and_namedtuples_are_refused_or_plain():
+    import collections
+
+    name, fields, items = encode("class"), encode(("x",)), encode((1,))
+    plain = decode(b"n" + name + fields + items)  # `class` is no field name: a tuple
+    assert plain == (1,) and type(plain) is tuple
+    with pytest.raises(DecodeError, match="malformed namedtuple"):
+        decode(b"n" + encode("P") + encode(("x", "y")) + items)  # two fields, one value
+    many = [collections.namedtuple(f"P{i}", "x")(i) for i in range(400)]  # 400 classes to make
+    with pytest.raises(DecodeError, match="to build"):
+        decode(encode(many))
+    with pytest.raises(DecodeError, match="factory"):
+        decode(b"D" + encode("eval") + encode({}))
+    with pytest.raises(DecodeError, match="malformed mapping"):
+        decode(b"C" + encode([1]))
+
+
+def test_more_builtin_iterators_cross_drained():
+    import itertools
+
+    values = [reversed([1, 2]), itertools.chain([1], (2,)), itertools.islice(itertools.count(5), 2),
+              itertools.accumulate([1, 2, 3]), iter(iter([7]).__next__, 0), reversed({"a": 1}.keys())]
+    assert [list(v) for v in decode(encode(values))] == [[2, 1], [1, 2], [5, 6], [1, 3, 6], [7], ["a"]]
+
+
+def test_an_iterator_that_raises_while_drained_arrives_with_its_items_and_record():
+    def lazily_checked():
+        yield 1
+        raise ValueError("later")
+
+    frame = encode(lazily_checked(), raised=lambda exc: ("raised", type(exc).__name__, str(exc)))
+    got = decode(frame, raised=lambda items, record: (items, record))
+    assert got == ([1], ("raised", "ValueError", "later"))
+    with pytest.raises(DecodeError, match="raised is not expected"):
+        decode(frame)
+    with pytest.raises(ValueError, match="later"):
+        encode(lazily_checked())  # without `raised`, the exception is the encoder's caller's
 
 
 def test_sets_of_many_values_sharing_one_hash_are_refused():

@@ -41,6 +41,21 @@ def test_a_job_cancelled_before_a_worker_takes_it_never_runs():
             use()
 
 
+def test_a_job_does_not_wait_behind_a_slow_one_while_another_worker_is_idle():
+    # A worker took a second job to queue behind its running one even with the other worker idle: a
+    # print waited 4 s behind a loop (red-team round 41, through the HTTP service).
+    slow = ProgramJob(program="import time\ntime.sleep(4)\n", limits=Limits(timeout_s=8))
+    fast = ProgramJob(program="print(3)\n")
+    with SandboxPool(workers=2) as pool:
+        for _ in range(2):
+            started = time.monotonic()
+            behind, quick = pool.submit(slow), pool.submit(fast)
+            assert quick.result().stdout == "3\n"
+            waited = time.monotonic() - started
+            assert waited < 2.5, waited  # not behind the 4 s job
+            assert behind.result().status is Status.PASSED
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to pin two workers apart")
 def test_each_worker_is_pinned_to_its_own_core_unless_asked_not_to():
     cores = sorted(os.sched_getaffinity(0))

@@ -199,3 +199,15 @@ def test_an_uncaught_exception_is_reported_as_python_main_py_reports_it(pool):
     ])
     assert 'line 3, in <module>\n    raise ValueError(\'boom\')\n' in shifted.stderr, shifted.stderr
     assert hooked.stdout == "hooked KeyError\n" and hooked.return_code == 1 and hooked.stderr == "", hooked
+
+
+def test_output_is_flushed_at_exit_as_the_interpreter_does(pool):
+    # Output written before the program replaced sys.stdout was lost (the interpreter writes it when it
+    # exits); a stdout whose flush fails at exit makes `python main.py` exit 120 (red-team round 41).
+    replaced, broken = pool.run_many([
+        ProgramJob(program="import io, sys\nprint('kept')\nsys.stdout = io.StringIO()\nprint('dropped')\n",
+                   expected_stdout="kept"),
+        ProgramJob(program="import os\nos.close(1)\nprint('x')\n"),
+    ])
+    assert replaced.status is Status.PASSED and replaced.stdout == "kept\n", replaced
+    assert broken.return_code == 120 and "Exception ignored in" in broken.stderr, broken

@@ -37,6 +37,9 @@ PRELOAD_ALLOWANCE_MB = 0
 SHARED_UID_TASKS = 0
 
 
+_STARTING_STREAMS: list = []  # the child's own stdout and stderr (prepare_zygote)
+
+
 def prepare_zygote(workdir: str) -> None:
     """Done once in the zygote, so every forked child inherits it for free (each step here costs
     a fraction of a millisecond of copy-on-write faults when done per child): the scrubbed
@@ -50,6 +53,7 @@ def prepare_zygote(workdir: str) -> None:
     sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8",
                                   errors="backslashreplace", line_buffering=True)
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+    _STARTING_STREAMS[:] = [sys.stdout, sys.stderr]
     sys.argv = ["main.py"]
     global DUMPABLE_AFTER_SETUID
     try:
@@ -217,21 +221,30 @@ def _text(value: object, cap: int = 4000) -> str:
 
 
 def _exception_reply(exc: BaseException) -> tuple:
-    """("raise", type name, message, kind, args) with kind builtin | other | fatal."""
+    """("raise", type name, message, kind, args, base) with kind builtin | other | fatal, and base the
+    nearest built-in exception class the type derives from (what the trusted side raises a subclass of)."""
     exc_type = type(exc)
     name = exc_type.__name__
+    base = "Exception"
     if not isinstance(exc, Exception):
         kind = "fatal"
     elif exc_type.__module__ == "builtins" and getattr(builtins, name, None) is exc_type:
-        kind = "builtin"
+        kind, base = "builtin", name
     else:
         kind = "other"
+        for klass in exc_type.__mro__:
+            if klass.__module__ == "builtins" and getattr(builtins, klass.__name__, None) is klass:
+                base = klass.__name__
+                break
     args = exc.args if type(exc.args) is tuple else ()
+    if isinstance(exc, OSError) and len(args) == 2 and type(exc.filename) in (str, bytes, int):
+        # OSError(errno, strerror, filename[, winerror, filename2]): args leave the names out
+        args = (*args, exc.filename, *((None, exc.filename2) if type(exc.filename2) in (str, bytes) else ()))
     try:
         plain_data.encode(args, max_bytes=1 << 16, max_depth=8)
     except (plain_data.EncodeError, RecursionError):
         args = (_text(exc),)
-    return ("raise", name, _text(exc), kind, args)
+    return ("raise", name, _text(exc), kind, args, base)
 
 
 _READY_FRAME = wire.frame(plain_data.encode(("ready",)))
@@ -276,7 +289,7 @@ def _serve_function(chan: wire.FdChannel, max_bytes: int, max_depth: int) -> int
         _flush_stdio()
         try:
             body = _OK_PREFIX + plain_data.encode(result, max_bytes=max_bytes, max_depth=max_depth - 1,
-                                                        stand_ins=True)
+                                                        stand_ins=True, raised=_exception_reply)
         except (plain_data.EncodeError, RecursionError, MemoryError) as exc:
             body = plain_data.encode(("bad_value", _text(exc)))
         chan.sendall(wire.frame(body))
@@ -337,7 +350,28 @@ def _run_program(chan: wire.FdChannel) -> int:
         code = _exit_code(exc)
     except BaseException:
         traceback.print_exc()
-    return code
+    return code if _flush_at_exit() else 120
+
+
+def _flush_at_exit() -> bool:
+    """What the interpreter does at exit: flush sys.stdout and sys.stderr (False if either fails, which
+    makes `python main.py` exit 120), then the streams it started with, which the program may have
+    replaced while output it wrote to them was still buffered (it was lost: red-team round 41)."""
+    flushed = True
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and not stream.closed:
+                stream.flush()
+        except BaseException as exc:
+            flushed = False
+            if stream is sys.stdout:
+                with contextlib.suppress(BaseException):
+                    print(f"Exception ignored in: {stream!r}", file=sys.stderr)
+                    traceback.print_exception(type(exc), exc, None)
+    for stream in _STARTING_STREAMS:
+        with contextlib.suppress(BaseException):
+            stream.flush()
+    return flushed
 
 
 def _source_encoding(program: str) -> str:

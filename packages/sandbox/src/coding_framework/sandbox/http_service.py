@@ -20,7 +20,13 @@ Differences from SandboxFusion, each reported to the caller rather than ignored 
   nesting deeper than ~235 levels, an integer of more than ~4,300 digits) is a 400 naming what is
   wrong and where;
 - the job of a client that disconnects before a worker takes it is dropped (a client that timed out,
-  as VERL's does after compile_timeout + run_timeout + 10 s, does not leave work in the queue).
+  as VERL's does after compile_timeout + run_timeout + 10 s, does not leave work in the queue);
+- SandboxFusion starts every request at once; this service runs as many as it has workers and queues
+  the rest. A job that has not started `compile_timeout + queue_slack_s` (8) seconds after its request
+  could no longer finish inside VERL's client timeout (which counts the wait): it is withdrawn and
+  answered HTTP 504, which VERL's client retries (it retries nothing else), rather than run for a
+  client that has given up, scoring a correct sample as an API error (red-team round 41). Keep VERL's
+  `max_concurrent` near `--workers` so that retries are rare.
 
 Its threat model is the code it runs, not its clients: serve it on a private network or behind a
 reverse proxy that times out idle and slow connections (uvicorn alone keeps a connection that never
@@ -40,8 +46,10 @@ from typing import Any, Literal
 
 try:
     import fastapi
+    import fastapi.responses
     import pydantic
     from pydantic import BaseModel, ConfigDict, Field
+    from starlette.requests import ClientDisconnect
 except ImportError as exc:  # pragma: no cover - exercised only without the extra installed
     raise ImportError(
         "the sandbox HTTP service needs fastapi and uvicorn: pip install 'coding-framework-sandbox[service]'"
@@ -57,6 +65,9 @@ DEFAULT_MAX_BODY_BYTES = 32 << 20
 """Largest request body (code and stdin together, as JSON)."""
 DEFAULT_MAX_PENDING_BYTES = 256 << 20
 """Request bodies the server holds at once, over every request in flight."""
+DEFAULT_QUEUE_SLACK_S = 8.0
+"""A request's job must start within its compile_timeout plus this (VERL's client allows compile_timeout
++ run_timeout + 10 s in all) or it is answered 504."""
 _DISCONNECT_POLL_S = 0.5
 
 
@@ -209,16 +220,20 @@ def create_app(
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+    queue_slack_s: float = DEFAULT_QUEUE_SLACK_S,
 ) -> fastapi.FastAPI:
     """The FastAPI app. With `pool` given the caller owns it; otherwise the app starts a
     SandboxPool(workers, limits) at startup and closes it at shutdown.
 
     `limits` are the defaults each request's run_timeout / memory_limit_MB override, up to
     `max_run_timeout_s` and `max_memory_mb`. Bodies over `max_body_bytes` get 413; requests arriving
-    while those in flight hold `max_pending_bytes` get 503.
+    while those in flight hold `max_pending_bytes` get 503; a job not started `compile_timeout +
+    queue_slack_s` seconds after its request gets 504.
     """
     if not max_run_timeout_s > 0:
         raise ValueError(f"max_run_timeout_s must be positive, got {max_run_timeout_s}")
+    if not queue_slack_s >= 0:
+        raise ValueError(f"queue_slack_s must be >= 0 seconds, got {queue_slack_s}")
     for name, value, least in (("max_memory_mb", max_memory_mb, 64), ("max_body_bytes", max_body_bytes, 1),
                                ("max_pending_bytes", max_pending_bytes, max_body_bytes)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
@@ -251,10 +266,13 @@ def create_app(
 
     @app.post("/run_code", response_model=RunCodeResponse, openapi_extra=body_schema)
     async def run_code(http: fastapi.Request) -> RunCodeResponse | fastapi.Response:
+        arrived = asyncio.get_running_loop().time()
         try:
             request = RunCodeRequest.model_validate_json(await http.body())
         except pydantic.ValidationError as exc:
             return _refusal(exc)
+        except ClientDisconnect:  # gone while sending its body: nobody to answer (and nothing to log)
+            return fastapi.Response(status_code=400)
         if request.run_timeout > max_run_timeout_s:
             raise fastapi.HTTPException(
                 status_code=422,
@@ -272,9 +290,14 @@ def create_app(
         try:
             future = state["pool"].submit(job)
             waiter = asyncio.wrap_future(future)
+            start_by = arrived + request.compile_timeout + queue_slack_s
             while not (await asyncio.wait({waiter}, timeout=_DISCONNECT_POLL_S))[0]:
                 if await http.is_disconnected() and future.cancel():
                     return sandbox_error("the client went away before the job started; it did not run")
+                if asyncio.get_running_loop().time() > start_by and future.cancel():
+                    return fastapi.responses.JSONResponse(status_code=504, content={"detail": (
+                        f"every sandbox worker stayed busy for {request.compile_timeout + queue_slack_s:g} s "
+                        "(compile_timeout + the server's queue slack): the job did not run; send it again")})
             verdict = waiter.result()
         except Exception as exc:  # the pool failing is our error, reported in the protocol's terms
             return sandbox_error(f"{type(exc).__name__}: {exc}")

@@ -2,9 +2,11 @@
 
 Types (exact built-in types only, never subclasses): None, bool, int, float (inf/nan included),
 complex, str, bytes, list, tuple, dict, set, frozenset, range; and iterators/generators, which the
-sender drains into an `iter([...])`. Decoding builds fresh built-in objects, so an object with a
-forged `__eq__`, a subclass of a built-in, or a pickle-style payload cannot cross: the decoder knows no
-other tags and rejects trailing bytes, oversize lengths and excess depth.
+sender drains into an `iter([...])` (one that raised while drained arrives as a generator yielding
+the same items, then raising the exception: see `decode`'s `raised`). Decoding builds fresh built-in
+objects (and the few trusted rebuilds below), so an object with a forged `__eq__`, a subclass of a
+built-in, or a pickle-style payload cannot cross: the decoder knows no other tags and rejects trailing
+bytes, oversize lengths and excess depth.
 
 Layout: one tag byte, then a payload. Lengths and counts are 4-byte big-endian unsigned.
   N T F          None True False;  B1 B0  a numpy bool (NumpyBool: True/False, not a bool)
@@ -12,19 +14,26 @@ Layout: one tag byte, then a payload. Lengths and counts are 4-byte big-endian u
   f <8 bytes>    float, IEEE-754 big-endian;  c <16 bytes> complex
   s <len><utf-8> str ('surrogatepass');  b <len><raw> bytes
   l t S z g <count><items>   list tuple set frozenset iterator
+  G <count><items><record>   an iterator that raised after its items; the record is a tuple
   d <count><key><value>...   dict;  r <int><int><int>  range(start, stop, step)
+  h <8 bytes>    a numpy float (NumpyFloat);  C <dict> O <dict>  Counter, OrderedDict
+  D <str><dict>  defaultdict with the built-in factory named;  n <str><tuple of str><tuple>  namedtuple
 
 Stand-ins (`encode(..., stand_ins=True)`, what the child uses for a candidate's return value): honest
 code often returns a value that is not an exact built-in type but stands for one, and the official
 harnesses, which compare in the candidate's process, judge it by `==`: numpy scalars (`np.mean` gives
 numpy.float64), subclasses of built-ins (IntEnum, namedtuple, Counter, OrderedDict) and dict key/item
-views. The encoder sends the built-in value such an object holds, read through the base type's own C
+views. The standard library's `Counter`, `OrderedDict`, `defaultdict` (with a built-in factory) and
+namedtuples arrive as such (rebuilt by the trusted side from their plain contents: a test may read a
+missing key of a Counter, or a field by name). The encoder sends the built-in value any other such
+object holds, read through the base type's own C
 methods (`int.__index__`, `float.__float__`, `tuple.__iter__`, `dict.items`, ...), never through
 anything the subclass overrides, so a forged `__eq__` or `__iter__` is never consulted on the trusted
-side and the judge compares the real value. One stand-in is not a built-in on arrival: a numpy bool
+side and the judge compares the real value. Two stand-ins are not built-ins on arrival: a numpy bool
 becomes a NumpyBool (equal to its bool, but not `True` itself: `candidate(x) is True` fails for
-numpy's bool in the official harness, so it must fail here). Nothing else but exact built-in values
-crosses either way.
+numpy's bool in the official harness, so it must fail here), and a numpy float a NumpyFloat (a float,
+but not of type `float`, which evalplus checks). Nothing else but exact built-in values and those
+trusted rebuilds crosses either way.
 
 That encoding is for what the untrusted child sends (replies), decoded by the trusted judge. The other
 direction (the judge's own arguments and the candidate's source, decoded by the child) may use
@@ -35,9 +44,11 @@ and never unmarshalled by the trusted side. It is ~10x cheaper per call than thi
 from __future__ import annotations
 
 import collections
+import itertools
 import marshal
 import struct
 import types
+from collections.abc import Callable
 
 _U32 = struct.Struct(">I")
 _F64 = struct.Struct(">d")
@@ -56,18 +67,31 @@ class DecodeError(ValueError):
     """The bytes are not a well-formed encoding within the caps."""
 
 
-_ITER_TYPES = frozenset((types.GeneratorType, type(iter([])), type(iter(())), type(iter("")), map, filter,
-                         zip, enumerate, reversed, type(iter(range(0))), type(iter({}.items())),
-                         type(iter({}.keys())), type(iter({}.values())), type(iter(set()))))
+_ITER_TYPES = frozenset((
+    types.GeneratorType, type(iter([])), type(iter(())), type(iter("")), type(iter(b"")), map, filter, zip,
+    enumerate, reversed, type(reversed([])), type(iter(range(0))), type(iter(range(1 << 64))),
+    type(iter({}.items())), type(iter({}.keys())), type(iter({}.values())), type(reversed({}.items())),
+    type(reversed({}.keys())), type(reversed({}.values())), type(iter(set())), type(iter(int, 0)),
+    # itertools' iterators (groupby's groups are left out: they are empty once groupby moves on)
+    itertools.accumulate, itertools.chain, itertools.combinations, itertools.combinations_with_replacement,
+    itertools.compress, itertools.count, itertools.cycle, itertools.dropwhile, itertools.filterfalse,
+    itertools.islice, itertools.pairwise, itertools.permutations, itertools.product, itertools.repeat,
+    itertools.starmap, itertools.takewhile, itertools.zip_longest))
+# The built-in factories a defaultdict may arrive with (any other arrives as a dict).
+_FACTORIES = {f.__name__: f for f in (int, float, complex, str, bytes, bool, list, tuple, dict, set,
+                                      frozenset)}
+_MAPPING_TAGS = {collections.Counter: b"C", collections.OrderedDict: b"O", collections.defaultdict: b"D"}
 _SEQ_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
 
 
 def encode(
-    value: object, *, max_bytes: int = 16 << 20, max_depth: int = 100, stand_ins: bool = False
+    value: object, *, max_bytes: int = 16 << 20, max_depth: int = 100, stand_ins: bool = False,
+    raised: Callable[[Exception], tuple] | None = None,
 ) -> bytes:
     """Encode `value`; raises EncodeError naming the offending type or cap. With `stand_ins`, numpy
     scalars, subclasses of built-ins and dict key/item views are sent as the built-in value they hold
-    (module docstring)."""
+    (module docstring). `raised`: the record (a plain tuple) of an exception an iterator raised while
+    drained, which then goes with the items it yielded; None: the exception propagates."""
     out = bytearray()
     extend = out.extend
     pack = _TAG_U32.pack
@@ -125,21 +149,51 @@ def encode(
             for part in (v.start, v.stop, v.step):
                 walk(part, depth + 1)
         elif t in _ITER_TYPES:
-            drained = []
-            for item in v:
-                drained.append(item)
-                if len(drained) > max_bytes:
-                    raise EncodeError(f"iterator yields more than {max_bytes} items")
-            if drained and depth >= max_depth:
+            drained, record = [], None
+            try:
+                for item in v:
+                    drained.append(item)
+                    if len(drained) > max_bytes:
+                        raise EncodeError(f"iterator yields more than {max_bytes} items")
+            except (EncodeError, MemoryError, RecursionError):
+                raise
+            except Exception as exc:
+                if raised is None:
+                    raise
+                record = raised(exc)  # the test sees the items, then this exception, as when it iterates
+            if (drained or record) and depth >= max_depth:
                 raise too_deep()
-            extend(pack(b"g", len(drained)))
+            extend(pack(b"g" if record is None else b"G", len(drained)))
             for item in drained:
                 walk(item, depth + 1)
+            if record is not None:
+                walk(record, depth + 1)
         elif t is NumpyBool:
             extend(b"B1" if v else b"B0")
+        elif t is NumpyFloat:
+            extend(_TAG_F64.pack(b"h", v))
+        elif t in _MAPPING_TAGS:  # the standard library's own classes, contents read with dict's methods
+            if depth >= max_depth:
+                raise too_deep()
+            factory = getattr(v, "default_factory", None) if t is collections.defaultdict else None
+            name = getattr(factory, "__name__", None)
+            if t is not collections.defaultdict:
+                extend(_MAPPING_TAGS[t])
+            elif type(name) is str and _FACTORIES.get(name) is factory:
+                extend(b"D")
+                walk(name, depth + 1)
+            walk(dict(dict.items(v)), depth + 1)  # (a defaultdict of another factory: a dict)
+        elif (fields := _namedtuple_fields(t, v)) is not None:
+            if depth >= max_depth:
+                raise too_deep()
+            extend(b"n")
+            for part in (t.__name__, fields, tuple(tuple.__iter__(v))):
+                walk(part, depth + 1)
         elif stand_ins and (held := _held_value(v)) is not None:
             if type(held) is bool and t.__module__ == "numpy":
                 extend(b"B1" if held else b"B0")  # np.bool_ or a 0-d bool array: not True itself
+            elif type(held) is float and t.__module__ == "numpy":
+                extend(_TAG_F64.pack(b"h", held))  # a numpy float: a float, but not of type float
             else:
                 walk(held, depth)
         else:
@@ -193,8 +247,91 @@ class NumpyBool:
     def __str__(self) -> str:
         return str(self._value)
 
+    # Arithmetic and logic as numpy's bool has them: with numbers it counts as 0 or 1 (so `sum()` of
+    # them counts), with bools `& | ^` give a numpy bool again; it is not an index (`__index__`).
+    def __add__(self, other: object):
+        return self._value + other if type(other) in (bool, int, float, complex) else (
+            self._value + other._value if type(other) is NumpyBool else NotImplemented)
+
+    __radd__ = __add__
+
+    def __mul__(self, other: object):
+        return self._value * other if type(other) in (bool, int, float, complex) else (
+            self._value * other._value if type(other) is NumpyBool else NotImplemented)
+
+    __rmul__ = __mul__
+
+    def _logic(self, other: object, op):
+        if type(other) is NumpyBool:
+            other = other._value
+        if type(other) is bool:
+            return NUMPY_TRUE if op(self._value, other) else NUMPY_FALSE
+        return op(int(self._value), other) if type(other) is int else NotImplemented
+
+    def __and__(self, other: object):
+        return self._logic(other, int.__and__)
+
+    def __or__(self, other: object):
+        return self._logic(other, int.__or__)
+
+    def __xor__(self, other: object):
+        return self._logic(other, int.__xor__)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def __invert__(self) -> NumpyBool:
+        return NUMPY_FALSE if self._value else NUMPY_TRUE
+
 
 NUMPY_TRUE, NUMPY_FALSE = NumpyBool(True), NumpyBool(False)
+
+
+class NumpyFloat(float):
+    """What a numpy float (`np.float64`, `np.float32`, a 0-d float array) the candidate returns arrives
+    as: a float in every use, but not of type `float`, as numpy's is not. evalplus requires
+    `type(out) == type(expected)` before its tolerance check, so a numpy float answer that is not
+    exactly the expected float fails there, and here."""
+
+    __slots__ = ()
+
+
+def _namedtuple_fields(t: type, v: object) -> tuple | None:
+    """The field names of `v`, an instance of the namedtuple class `t` (a tuple of as many str as it
+    holds items), else None."""
+    if not issubclass(t, tuple):
+        return None
+    try:
+        fields = getattr(t, "_fields", None)
+    except Exception:
+        return None
+    if type(fields) is tuple and len(fields) == tuple.__len__(v) and all(type(f) is str for f in fields):
+        return fields
+    return None
+
+
+_namedtuple_classes: dict[tuple[str, tuple], type | None] = {}
+
+
+def _namedtuple(name: object, fields: object, values: object, spend: Callable[[int, int], None]) -> tuple:
+    """A namedtuple of the trusted side's own making, with the candidate's class and field names; a plain
+    tuple when the names are not valid (collections.namedtuple checks them: identifiers only). Each class
+    made is charged to the decoding's budget (`spend`): ~6 KiB and ~0.5 ms each, and the classes live as
+    long as the value does."""
+    if type(name) is not str or type(fields) is not tuple or type(values) is not tuple \
+            or len(fields) != len(values) or any(type(f) is not str for f in fields):
+        raise DecodeError("malformed namedtuple")
+    key = (name, fields)
+    cls = _namedtuple_classes.get(key, _namedtuple_classes)
+    if cls is _namedtuple_classes:
+        spend(0x6E, 0)
+        if len(_namedtuple_classes) >= 256:
+            _namedtuple_classes.clear()
+        try:
+            cls = collections.namedtuple(name, fields, module="candidate")
+        except (ValueError, TypeError):
+            cls = None
+        _namedtuple_classes[key] = cls
+    return values if cls is None else cls._make(values)
 
 _SCALARS = frozenset((bool, int, float, complex, str, bytes))
 # Base type -> how to read a subclass instance's built-in value with the base type's own methods.
@@ -234,9 +371,12 @@ def _held_value(v: object) -> object:
     return None
 
 
-def decode(data: bytes, *, max_depth: int = 100) -> object:
+def decode(data: bytes, *, max_depth: int = 100,
+           raised: Callable[[list, object], object] | None = None) -> object:
     """Decode bytes made by `encode`; raises DecodeError on anything else, and on two kinds of value that
-    would make the decoding process (the trusted judge) pay far more than the sender did:
+    would make the decoding process (the trusted judge) pay far more than the sender did. `raised(items,
+    record)` makes what an iterator that raised after `items` arrives as; None: such an iterator is a
+    DecodeError.
 
     - containers whose memory is out of proportion to their bytes (3 million empty sets fit in 16 MiB
       and take 700 MiB to build): at most `build_budget(len(data))` bytes of containers;
@@ -315,6 +455,10 @@ def decode(data: bytes, *, max_depth: int = 100) -> object:
                 return tuple(items)
             if tag == 0x67:  # g
                 return iter(items)
+            if tag == 0x47:  # G
+                if raised is None:
+                    raise DecodeError("an iterator that raised is not expected here")
+                return raised(items, read(depth + 1))
             try:
                 if n > _HASH_SHARING_LIMIT:
                     _refuse_shared_hashes(items)
@@ -345,6 +489,30 @@ def decode(data: bytes, *, max_depth: int = 100) -> object:
                 raise truncated(16)
             pos += 16
             return complex(*_C128.unpack_from(buf, pos - 16))
+        if tag == 0x68:  # h
+            if pos + 8 > end:
+                raise truncated(8)
+            pos += 8
+            return NumpyFloat(_F64.unpack_from(buf, pos - 8)[0])
+        if tag in _MAPPING_CODES:
+            if depth >= max_depth:
+                raise DecodeError(f"nesting deeper than {max_depth} levels")
+            factory = read(depth + 1) if tag == 0x44 else None
+            if tag == 0x44 and (type(factory) is not str or factory not in _FACTORIES):
+                raise DecodeError(f"malformed defaultdict factory {factory!r:.40}")
+            items = read(depth + 1)
+            if type(items) is not dict:
+                raise DecodeError("malformed mapping")
+            spend(0x64, len(items))
+            if tag == 0x43:  # C
+                return collections.Counter(items)
+            if tag == 0x4F:  # O
+                return collections.OrderedDict(items)
+            return collections.defaultdict(_FACTORIES[factory], items)
+        if tag == 0x6E:  # n
+            if depth >= max_depth:
+                raise DecodeError(f"nesting deeper than {max_depth} levels")
+            return _namedtuple(read(depth + 1), read(depth + 1), read(depth + 1), spend)
         if tag == 0x72:  # r
             if depth >= max_depth:
                 raise DecodeError(f"nesting deeper than {max_depth} levels")
@@ -368,10 +536,12 @@ def decode(data: bytes, *, max_depth: int = 100) -> object:
     return value
 
 
-_SEQ_CODES = frozenset(b"ltSzg")
+_SEQ_CODES = frozenset(b"ltSzgG")
+_MAPPING_CODES = frozenset(b"COD")
 # Bytes CPython 3.11 takes for a container (empty, then per item, tables included), by tag.
 _BUILD_COST = {0x6C: (56, 8), 0x74: (40, 8), 0x53: (216, 32), 0x7A: (216, 32), 0x67: (104, 8),
-               0x64: (64, 40)}
+               0x47: (400, 8), 0x64: (64, 40), 0x6E: (64 << 10, 0)}
+# (0x6E: a namedtuple class made, charged as 64 KiB: ~6 KiB of memory, and ~0.5 ms of CPU each.)
 # Elements of one set or keys of one dict that may share a hash (a few do by chance: hash(-1) == hash(-2)).
 _HASH_SHARING_LIMIT = 64
 

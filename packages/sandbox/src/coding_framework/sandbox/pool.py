@@ -271,6 +271,11 @@ class SandboxPool:
             warnings.warn(text, SandboxDegradedWarning, stacklevel=2)
             log.warning(text)
         self._queue: SimpleQueue = SimpleQueue()
+        # Worker threads waiting for a job with nothing at their judge: while one is, no other takes a
+        # second job to queue behind its running one (a fast job waited seconds behind a slow one on a
+        # busy worker while another sat idle: red-team round 41).
+        self._idle = 0
+        self._idle_lock = threading.Lock()
         self._encoded_limits: dict[Limits, dict] = {}
         self._closed = False
         self._threads = [threading.Thread(target=self._serve, args=(w,), daemon=True,
@@ -332,7 +337,8 @@ class SandboxPool:
 
     def _serve(self, worker: _Worker) -> None:
         """Feed one worker: up to PIPELINE jobs sit at its judge, so that it starts the next job as soon
-        as it has answered one, without waiting for this thread to wake up and send it."""
+        as it has answered one, without waiting for this thread to wake up and send it; but a job only
+        waits behind another when no worker is idle."""
         pending: deque = deque()  # sent to the judge, oldest first
         retry: deque = deque()  # sent to a judge that was then killed: to be sent again
         closing = False
@@ -342,7 +348,7 @@ class SandboxPool:
                     item = retry.popleft()
                 else:
                     try:
-                        item = self._queue.get() if not pending else self._queue.get_nowait()
+                        item = self._next_job() if not pending else self._queue.get_nowait()
                     except Empty:
                         break
                     if item is None:
@@ -356,6 +362,8 @@ class SandboxPool:
                     item[2].set_result(Verdict(Status.SANDBOX_ERROR, f"sandbox worker failed: {exc}"))
                     continue
                 pending.append(item)
+                if self._idle:
+                    break  # another worker is waiting: the next job is its
             if not pending:
                 if closing and not retry:
                     return
@@ -371,6 +379,16 @@ class SandboxPool:
             if not alive:
                 retry.extend(pending)
                 pending.clear()
+
+    def _next_job(self):
+        """The next queued job for a worker with nothing at its judge, counted idle while it waits."""
+        with self._idle_lock:
+            self._idle += 1
+        try:
+            return self._queue.get()
+        finally:
+            with self._idle_lock:
+                self._idle -= 1
 
     def _close_workers(self) -> None:
         for worker in self._workers:  # every judge sees EOF and shuts down at once

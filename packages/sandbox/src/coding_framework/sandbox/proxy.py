@@ -18,7 +18,8 @@ _NOT_RERAISED = {"StopIteration", "StopAsyncIteration", "MemoryError"}
 
 
 class CandidateError(Exception):
-    """The candidate raised an exception of its own (non-built-in) type; message "Type: message"."""
+    """The candidate raised an exception of its own type that derives from no built-in exception but
+    Exception itself (or one that cannot be rebuilt); message "Type: message"."""
 
 
 class SandboxUsageError(Exception):
@@ -185,7 +186,7 @@ def decode_reply(frame: bytes, max_depth: int) -> object:
     value = _reply_cache.get(key, _reply_cache)
     if value is not _reply_cache:
         return value
-    value = plain_data.decode(frame, max_depth=max_depth)
+    value = plain_data.decode(frame, max_depth=max_depth, raised=_raising_iterator)
     if len(frame) <= _CACHED_FRAME_BYTES and _immutable(value):
         if len(_reply_cache) >= _REPLY_CACHE_ENTRIES:
             _reply_cache.clear()
@@ -228,23 +229,79 @@ def _unpack(session: ChildSession, reply: object):
     op = reply[0]
     if op == "ok" and len(reply) == 2:
         return reply[1]
-    well_formed = len(reply) == 5 and all(type(x) is str for x in reply[1:4]) and type(reply[4]) is tuple
-    if op == "raise" and well_formed:
-        _, name, message, kind, args = reply
-        name, message = name[:200], message[:MAX_MESSAGE_CHARS]
+    if op == "raise" and _well_formed_raise(reply):
+        name, message, kind = reply[1][:200], reply[2][:MAX_MESSAGE_CHARS], reply[3]
         if name == "MemoryError":
             raise session.stop(Status.MEMORY, describe("MemoryError", message))
         if kind == "fatal":
             raise session.stop(Status.ERROR, describe(name, message))
-        cls = getattr(builtins, name, None)
-        if (kind == "builtin" and name not in _NOT_RERAISED and isinstance(cls, type)
-                and issubclass(cls, Exception)):
-            exc = _rebuilt(cls, args, message)
-            if exc is not None:
-                exc.raised_by_candidate = True  # e.g. a SyntaxError naming "<test>" is not the test's
-                exc.candidate_message = message  # what the verdict shows: str(exc) of huge args is slow
-                raise exc
-        raise CandidateError(describe(name, message))
+        raise candidate_exception(reply)
     if op == "bad_value" and len(reply) == 2:
         raise session.stop(Status.ERROR, f"the candidate's return value cannot be checked: {reply[1]}")
     raise session.stop(Status.ERROR, f"the candidate sent a malformed reply ({op!r})")
+
+
+def _well_formed_raise(record: object) -> bool:
+    """("raise", type name, message, kind, args, nearest built-in base) as child._exception_reply sends."""
+    return (type(record) is tuple and len(record) == 6 and record[0] == "raise"
+            and all(type(x) is str for x in record[1:4]) and type(record[4]) is tuple
+            and type(record[5]) is str)
+
+
+def candidate_exception(record: tuple) -> Exception:
+    """The exception to raise in the test for a well-formed record of one the candidate raised: a
+    built-in one rebuilt from its arguments; one of another type that derives from a built-in exception
+    (statistics.StatisticsError, json.JSONDecodeError, the program's own `class BadInput(ValueError)`)
+    as a subclass of that built-in, of the trusted side's making, named as the candidate's (so the
+    test's `except ValueError` catches it, as in the official harnesses); else a CandidateError.
+    Nothing of the candidate's runs: only its names and plain-data arguments cross."""
+    _, name, message, kind, args, base = record
+    name, message = name[:200], message[:MAX_MESSAGE_CHARS]
+    exc = None
+    if kind == "builtin" and name not in _NOT_RERAISED:
+        cls = _builtin_exception(name)
+        exc = _rebuilt(cls, args, message) if cls is not None else None
+    elif kind == "other" and base not in _NOT_RERAISED and base != "Exception":
+        cls = _builtin_exception(base)
+        exc = _rebuilt(_named_subclass(name, cls), args, message) if cls is not None else None
+    if exc is None:
+        return CandidateError(describe(name, message))
+    exc.raised_by_candidate = True  # e.g. a SyntaxError naming "<test>" is not the test's
+    exc.candidate_message = message  # what the verdict shows: str(exc) of huge args is slow
+    return exc
+
+
+def _builtin_exception(name: str) -> type | None:
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Exception) else None
+
+
+_subclasses: dict[tuple[str, type], type] = {}
+
+
+def _named_subclass(name: str, base: type) -> type:
+    """A trusted subclass of the built-in exception `base` called `name` (`base` itself for a name no
+    class may have)."""
+    cls = _subclasses.get((name, base))
+    if cls is None:
+        if len(_subclasses) >= 256:
+            _subclasses.clear()
+        try:
+            cls = type(name, (base,), {"__module__": "candidate"})
+        except (TypeError, ValueError):
+            cls = base
+        _subclasses[(name, base)] = cls
+    return cls
+
+
+def _raising_iterator(items: list, record: object):
+    """What an iterator the candidate returned arrives as when it raised while the child drained it: a
+    generator yielding the same items, then raising that exception, when the test gets that far."""
+    if not _well_formed_raise(record):
+        raise plain_data.DecodeError("malformed exception record of an iterator")
+
+    def replay():
+        yield from items
+        raise candidate_exception(record)  # built only if the test gets there, under the job's alarm
+
+    return replay()
