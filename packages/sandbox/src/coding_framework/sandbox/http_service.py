@@ -68,6 +68,9 @@ DEFAULT_MAX_PENDING_BYTES = 256 << 20
 DEFAULT_QUEUE_SLACK_S = 8.0
 """A request's job must start within its compile_timeout plus this (VERL's client allows compile_timeout
 + run_timeout + 10 s in all) or it is answered 504."""
+SHUTDOWN_GRACE_S = 10.0
+"""On SIGINT/SIGTERM, `serve` lets the requests in flight run this long, then drops them (their clients see
+the connection close) and stops the pool: it ran every queued job first, for as long as they took."""
 _DISCONNECT_POLL_S = 0.5
 
 
@@ -338,4 +341,4 @@ def serve(
     app = create_app(pool, workers=workers, limits=limits, max_run_timeout_s=max_run_timeout_s,
                      max_memory_mb=max_memory_mb, max_body_bytes=max_body_bytes,
                      max_pending_bytes=max_pending_bytes)
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
