@@ -250,6 +250,17 @@ def test_explicit_atol_and_type_rules():
     assert not _match(math.nan, math.nan)[0]
 
 
+def test_a_numpy_float_within_the_tolerance_fails_the_type_check_as_in_evalplus():
+    # The sandbox hands the trusted test a numpy float as a NumpyFloat (a float of another type), so the
+    # answer np.mean gives, not bit-equal to the float expected, fails as evalplus's `type(out) ==
+    # type(exp)` fails it (red-team round 41); an exactly equal one passes on `==`.
+    from coding_framework.sandbox.plain_data import NumpyFloat
+
+    assert _match(0.1, 0.09999999999999999) == (True, 1e-6)
+    assert _match(NumpyFloat(0.1), 0.09999999999999999) == (False, 1e-6)
+    assert _match(NumpyFloat(0.25), 0.25) == (True, 1e-6)
+
+
 def test_an_output_nesting_otherwise_than_the_expected_one_is_refused():
     answer = [0.1, 0.2, 0.3]
     assert _match([0.1000000001, 0.2, 0.3], answer) == (True, 1e-6)
