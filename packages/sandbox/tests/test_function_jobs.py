@@ -96,6 +96,11 @@ def test_exceptions_deriving_from_a_builtin_one_are_caught_as_that_one(pool):
             "assert f(5) == 1\n")
     verdict = pool.run(job(program, "seen = []\n" + test))
     assert verdict.status is Status.ERROR and verdict.message == "BadInput: input 5", verdict
+    # every built-in base counts (round 42): `class E(KeyError, TypeError)` is a TypeError too
+    both = ("class E(KeyError, TypeError):\n    pass\ndef f():\n    raise E('k')\n")
+    test = ("for kind in (KeyError, TypeError, LookupError):\n    try:\n        f()\n"
+            "    except kind as e:\n        assert type(e).__name__ == 'E'\n")
+    assert pool.run(job(both, test)).status is Status.PASSED
 
 
 def test_an_iterator_raising_partway_gives_its_items_then_the_exception(pool):
@@ -127,6 +132,19 @@ def test_counters_defaultdicts_namedtuples_and_more_iterators_keep_their_behavio
             "assert list(f('reversed')) == [3, 2, 1] and list(f('chain')) == [1, 2]\n")
     verdict = pool.run(job(program, test))
     assert verdict.status is Status.PASSED, verdict
+    # Round 42: an OrderedDict reordered by move_to_end crossed in its storage order, so the wrong order
+    # passed; a defaultdict of a lambda arrived as a dict.
+    program = ("import collections\ndef f(first):\n    if first == 'dd':\n"
+               "        return collections.defaultdict(lambda: [], {'k': [1]})\n"
+               "    d = collections.OrderedDict([('a', 1), ('b', 2)])\n"
+               "    d.move_to_end(first)\n    return d\n")
+    test = ("import collections\nassert list(f('a')) == ['b', 'a']\n"
+            "assert f('b') == collections.OrderedDict([('a', 1), ('b', 2)])\n"
+            "assert f('dd')['new'] == [] and f('dd')['k'] == [1]\n")
+    assert pool.run(job(program, test)).status is Status.PASSED
+    wrong = pool.run(job(program, "import collections\n"
+                                  "assert f('a') == collections.OrderedDict([('a', 1), ('b', 2)])\n"))
+    assert wrong.status is Status.FAILED, wrong
 
 
 def test_program_that_does_not_load_or_lacks_the_entry_point(pool):

@@ -221,8 +221,9 @@ def _text(value: object, cap: int = 4000) -> str:
 
 
 def _exception_reply(exc: BaseException) -> tuple:
-    """("raise", type name, message, kind, args, base) with kind builtin | other | fatal, and base the
-    nearest built-in exception class the type derives from (what the trusted side raises a subclass of)."""
+    """("raise", type name, message, kind, args, bases) with kind builtin | other | fatal, and bases the
+    built-in exception classes the type derives from, comma-separated (what the trusted side raises a
+    subclass of: `class E(KeyError, TypeError)` is caught by `except TypeError` there too)."""
     exc_type = type(exc)
     name = exc_type.__name__
     base = "Exception"
@@ -232,10 +233,12 @@ def _exception_reply(exc: BaseException) -> tuple:
         kind, base = "builtin", name
     else:
         kind = "other"
+        bases: list[type] = []  # the built-in classes it derives from, none a base of another (MRO order)
         for klass in exc_type.__mro__:
-            if klass.__module__ == "builtins" and getattr(builtins, klass.__name__, None) is klass:
-                base = klass.__name__
-                break
+            if klass.__module__ == "builtins" and getattr(builtins, klass.__name__, None) is klass \
+                    and not any(issubclass(found, klass) for found in bases):
+                bases.append(klass)
+        base = ",".join(klass.__name__ for klass in bases[:4]) or base
     args = exc.args if type(exc.args) is tuple else ()
     if isinstance(exc, OSError) and len(args) == 2 and type(exc.filename) in (str, bytes, int):
         # OSError(errno, strerror, filename[, winerror, filename2]): args leave the names out

@@ -17,7 +17,9 @@ Layout: one tag byte, then a payload. Lengths and counts are 4-byte big-endian u
   G <count><items><record>   an iterator that raised after its items; the record is a tuple
   d <count><key><value>...   dict;  r <int><int><int>  range(start, stop, step)
   h <8 bytes>    a numpy float (NumpyFloat);  C <dict> O <dict>  Counter, OrderedDict
-  D <str><dict>  defaultdict with the built-in factory named;  n <str><tuple of str><tuple>  namedtuple
+  D <str><dict>  defaultdict with the built-in factory named;  E <value><dict>  defaultdict whose other
+                 factory gave <value> (each missing key gets a fresh copy);  n <str><tuple of str><tuple>
+                 namedtuple (h C O D E n: answers only, see `decode`)
 
 Stand-ins (`encode(..., stand_ins=True)`, what the child uses for a candidate's return value): honest
 code often returns a value that is not an exact built-in type but stands for one, and the official
@@ -44,8 +46,11 @@ and never unmarshalled by the trusted side. It is ~10x cheaper per call than thi
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import marshal
+import math
+import operator
 import struct
 import types
 from collections.abc import Callable
@@ -80,7 +85,7 @@ _ITER_TYPES = frozenset((
 # The built-in factories a defaultdict may arrive with (any other arrives as a dict).
 _FACTORIES = {f.__name__: f for f in (int, float, complex, str, bytes, bool, list, tuple, dict, set,
                                       frozenset)}
-_MAPPING_TAGS = {collections.Counter: b"C", collections.OrderedDict: b"O", collections.defaultdict: b"D"}
+_MAPPING_TAGS = frozenset((collections.Counter, collections.OrderedDict, collections.defaultdict))
 _SEQ_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
 
 
@@ -172,17 +177,18 @@ def encode(
             extend(b"B1" if v else b"B0")
         elif t is NumpyFloat:
             extend(_TAG_F64.pack(b"h", v))
-        elif t in _MAPPING_TAGS:  # the standard library's own classes, contents read with dict's methods
+        elif t in _MAPPING_TAGS or issubclass(t, collections.OrderedDict):
+            # The standard library's own classes, contents read with their base types' C methods: an
+            # OrderedDict's order is its own (move_to_end changes it, not the dict's storage order).
             if depth >= max_depth:
                 raise too_deep()
-            factory = getattr(v, "default_factory", None) if t is collections.defaultdict else None
-            name = getattr(factory, "__name__", None)
-            if t is not collections.defaultdict:
-                extend(_MAPPING_TAGS[t])
-            elif type(name) is str and _FACTORIES.get(name) is factory:
-                extend(b"D")
-                walk(name, depth + 1)
-            walk(dict(dict.items(v)), depth + 1)  # (a defaultdict of another factory: a dict)
+            if t is collections.defaultdict:
+                extend(_default_factory(v, max_bytes, stand_ins))
+            else:
+                extend(b"C" if t is collections.Counter else b"O")
+            ordered = collections.OrderedDict.items(v) if t is not collections.Counter and t is not \
+                collections.defaultdict else dict.items(v)
+            walk(dict(ordered), depth + 1)
         elif (fields := _namedtuple_fields(t, v)) is not None:
             if depth >= max_depth:
                 raise too_deep()
@@ -204,6 +210,22 @@ def encode(
 
     walk(value, 0)
     return bytes(out)
+
+
+def _default_factory(v: collections.defaultdict, max_bytes: int, stand_ins: bool) -> bytes:
+    """How a defaultdict's factory crosses: a built-in one by name (D), another by the value it gives
+    when called once, here in the sender (E; a factory that raises or gives no plain data: a plain dict,
+    tag-less). Read on the untrusted side only: the candidate's factory runs in its own process."""
+    factory = v.default_factory
+    name = getattr(factory, "__name__", None)
+    if type(name) is str and _FACTORIES.get(name) is factory:
+        return b"D" + encode(name)
+    if factory is None:
+        return b""
+    try:
+        return b"E" + encode(factory(), max_bytes=min(max_bytes, 1 << 16), max_depth=8, stand_ins=stand_ins)
+    except Exception:
+        return b""
 
 
 class NumpyBool:
@@ -247,40 +269,69 @@ class NumpyBool:
     def __str__(self) -> str:
         return str(self._value)
 
-    # Arithmetic and logic as numpy's bool has them: with numbers it counts as 0 or 1 (so `sum()` of
-    # them counts), with bools `& | ^` give a numpy bool again; it is not an index (`__index__`).
-    def __add__(self, other: object):
-        return self._value + other if type(other) in (bool, int, float, complex) else (
-            self._value + other._value if type(other) is NumpyBool else NotImplemented)
+    # Arithmetic, logic and order as numpy's bool has them: with a bool (or another numpy bool) `+` is
+    # `or`, `*` is `and`, `-` raises; with a number it counts as 0 or 1 (so `sum()` of them counts);
+    # `& | ^ ~` give a numpy bool; comparisons give one too; it is not an index (`__index__`).
+    def _operand(self, other: object):
+        if type(other) is NumpyBool:
+            return other._value
+        return other if type(other) in (bool, int, float, complex) else None
 
-    __radd__ = __add__
+    def _arithmetic(op, on_bools=None, reflected=False):
+        """A binary operator: `on_bools` decides a bool operand (None: as the number 0 or 1; "raise": a
+        TypeError, as numpy's `-` of two bools); a number operand meets 0 or 1."""
+        def method(self, other):
+            value = self._operand(other)
+            if value is None:
+                return NotImplemented
+            if type(value) is bool and on_bools is not None:
+                if on_bools == "raise":
+                    raise TypeError("numpy boolean subtract, the `-` operator, is not supported")
+                return NUMPY_TRUE if on_bools(self._value, value) else NUMPY_FALSE
+            mine, theirs = int(self._value), int(value) if type(value) is bool else value
+            return op(theirs, mine) if reflected else op(mine, theirs)
+        return method
 
-    def __mul__(self, other: object):
-        return self._value * other if type(other) in (bool, int, float, complex) else (
-            self._value * other._value if type(other) is NumpyBool else NotImplemented)
-
-    __rmul__ = __mul__
+    __add__ = __radd__ = _arithmetic(operator.add, operator.or_)
+    __mul__ = __rmul__ = _arithmetic(operator.mul, operator.and_)
+    __sub__, __rsub__ = _arithmetic(operator.sub, "raise"), _arithmetic(operator.sub, "raise", reflected=True)
+    __truediv__, __rtruediv__ = _arithmetic(operator.truediv), _arithmetic(operator.truediv, reflected=True)
+    __floordiv__ = _arithmetic(operator.floordiv)
+    __rfloordiv__ = _arithmetic(operator.floordiv, reflected=True)
+    __mod__, __rmod__ = _arithmetic(operator.mod), _arithmetic(operator.mod, reflected=True)
+    __pow__, __rpow__ = _arithmetic(operator.pow), _arithmetic(operator.pow, reflected=True)
 
     def _logic(self, other: object, op):
-        if type(other) is NumpyBool:
-            other = other._value
-        if type(other) is bool:
-            return NUMPY_TRUE if op(self._value, other) else NUMPY_FALSE
-        return op(int(self._value), other) if type(other) is int else NotImplemented
+        value = self._operand(other)
+        if type(value) is bool:
+            return NUMPY_TRUE if op(self._value, value) else NUMPY_FALSE
+        return op(int(self._value), value) if type(value) is int else NotImplemented
 
     def __and__(self, other: object):
-        return self._logic(other, int.__and__)
+        return self._logic(other, operator.and_)
 
     def __or__(self, other: object):
-        return self._logic(other, int.__or__)
+        return self._logic(other, operator.or_)
 
     def __xor__(self, other: object):
-        return self._logic(other, int.__xor__)
+        return self._logic(other, operator.xor)
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self) -> NumpyBool:
         return NUMPY_FALSE if self._value else NUMPY_TRUE
+
+    def _order(op):
+        def method(self, other):
+            value = self._operand(other)
+            if value is None or type(value) is complex:
+                return NotImplemented
+            return NUMPY_TRUE if op(self._value, value) else NUMPY_FALSE
+        return method
+
+    __lt__, __le__ = _order(operator.lt), _order(operator.le)
+    __gt__, __ge__ = _order(operator.gt), _order(operator.ge)
+    del _arithmetic, _order
 
 
 NUMPY_TRUE, NUMPY_FALSE = NumpyBool(True), NumpyBool(False)
@@ -294,19 +345,48 @@ class NumpyFloat(float):
 
     __slots__ = ()
 
+    def __truediv__(self, other: object):
+        return _ieee_divide(float(self), other) if type(other) in (int, float, bool) else float.__truediv__(
+            self, other)
+
+    def __rtruediv__(self, other: object):
+        return _ieee_divide(other, float(self)) if type(other) in (int, float, bool) else NotImplemented
+
+
+def _ieee_divide(a, b):
+    """a / b as numpy's floats divide: by zero gives ±inf or nan (numpy warns), not ZeroDivisionError."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return NumpyFloat(math.nan)
+        return NumpyFloat(math.copysign(math.inf, a) * math.copysign(1, b))
+    return NumpyFloat(a / b)
+
+
+MAX_NAMEDTUPLE_FIELDS = 64
+MAX_NAME_CHARS = 64
+_TUPLEGETTER = type(collections.namedtuple("_Probe", "x").x)
+
 
 def _namedtuple_fields(t: type, v: object) -> tuple | None:
-    """The field names of `v`, an instance of the namedtuple class `t` (a tuple of as many str as it
-    holds items), else None."""
+    """The field names of `v` when its class `t` is a namedtuple (or a subclass of one) whose fields are
+    still namedtuple's own item getters, within the caps (MAX_NAMEDTUPLE_FIELDS names of at most
+    MAX_NAME_CHARS); else None (it crosses as a tuple)."""
     if not issubclass(t, tuple):
         return None
     try:
         fields = getattr(t, "_fields", None)
+        if type(fields) is not tuple or len(fields) != tuple.__len__(v) \
+                or len(fields) > MAX_NAMEDTUPLE_FIELDS or len(t.__name__) > MAX_NAME_CHARS:
+            return None
+        for index, name in enumerate(fields):
+            if type(name) is not str or len(name) > MAX_NAME_CHARS:
+                return None
+            getter = next((k.__dict__[name] for k in t.__mro__ if name in k.__dict__), None)
+            if type(getter) is not _TUPLEGETTER or getter.__get__(v, t) is not tuple.__getitem__(v, index):
+                return None
     except Exception:
         return None
-    if type(fields) is tuple and len(fields) == tuple.__len__(v) and all(type(f) is str for f in fields):
-        return fields
-    return None
+    return fields
 
 
 _namedtuple_classes: dict[tuple[str, tuple], type | None] = {}
@@ -318,7 +398,9 @@ def _namedtuple(name: object, fields: object, values: object, spend: Callable[[i
     made is charged to the decoding's budget (`spend`): ~6 KiB and ~0.5 ms each, and the classes live as
     long as the value does."""
     if type(name) is not str or type(fields) is not tuple or type(values) is not tuple \
-            or len(fields) != len(values) or any(type(f) is not str for f in fields):
+            or len(fields) != len(values) or len(fields) > MAX_NAMEDTUPLE_FIELDS \
+            or len(name) > MAX_NAME_CHARS \
+            or any(type(f) is not str or len(f) > MAX_NAME_CHARS for f in fields):
         raise DecodeError("malformed namedtuple")
     key = (name, fields)
     cls = _namedtuple_classes.get(key, _namedtuple_classes)
@@ -328,7 +410,7 @@ def _namedtuple(name: object, fields: object, values: object, spend: Callable[[i
             _namedtuple_classes.clear()
         try:
             cls = collections.namedtuple(name, fields, module="candidate")
-        except (ValueError, TypeError):
+        except Exception:  # invalid names: ValueError; names equal once normalised (NFKC): SyntaxError
             cls = None
         _namedtuple_classes[key] = cls
     return values if cls is None else cls._make(values)
@@ -371,12 +453,14 @@ def _held_value(v: object) -> object:
     return None
 
 
-def decode(data: bytes, *, max_depth: int = 100,
+def decode(data: bytes, *, max_depth: int = 100, answers: bool = False,
            raised: Callable[[list, object], object] | None = None) -> object:
     """Decode bytes made by `encode`; raises DecodeError on anything else, and on two kinds of value that
-    would make the decoding process (the trusted judge) pay far more than the sender did. `raised(items,
-    record)` makes what an iterator that raised after `items` arrives as; None: such an iterator is a
-    DecodeError.
+    would make the decoding process (the trusted judge) pay far more than the sender did. `answers`:
+    the frame holds a candidate's answer, or the trusted side's arguments, and the stand-ins' rebuilds
+    (NumpyFloat, Counter, OrderedDict, defaultdict, namedtuple) are accepted; elsewhere they are a
+    DecodeError. `raised(items, record)` makes what an iterator that raised after `items` arrives as;
+    None: such an iterator is a DecodeError.
 
     - containers whose memory is out of proportion to their bytes (3 million empty sets fit in 16 MiB
       and take 700 MiB to build): at most `build_budget(len(data))` bytes of containers;
@@ -489,6 +573,8 @@ def decode(data: bytes, *, max_depth: int = 100,
                 raise truncated(16)
             pos += 16
             return complex(*_C128.unpack_from(buf, pos - 16))
+        if tag in _ANSWER_CODES and not answers:
+            raise DecodeError(f"tag {bytes([tag])!r} at offset {pos - 1} is for answers only")
         if tag == 0x68:  # h
             if pos + 8 > end:
                 raise truncated(8)
@@ -497,9 +583,16 @@ def decode(data: bytes, *, max_depth: int = 100,
         if tag in _MAPPING_CODES:
             if depth >= max_depth:
                 raise DecodeError(f"nesting deeper than {max_depth} levels")
-            factory = read(depth + 1) if tag == 0x44 else None
-            if tag == 0x44 and (type(factory) is not str or factory not in _FACTORIES):
-                raise DecodeError(f"malformed defaultdict factory {factory!r:.40}")
+            factory = None
+            if tag == 0x44:  # D: a built-in factory, by name
+                name = read(depth + 1)
+                if type(name) is not str or name not in _FACTORIES:
+                    raise DecodeError(f"malformed defaultdict factory {name!r:.40}")
+                factory = _FACTORIES[name]
+            elif tag == 0x45:  # E: another factory, by the value it gave; each missing key gets a fresh one
+                start = pos
+                read(depth + 1)
+                factory = functools.partial(decode, buf[start:pos], max_depth=max_depth, answers=True)
             items = read(depth + 1)
             if type(items) is not dict:
                 raise DecodeError("malformed mapping")
@@ -508,7 +601,7 @@ def decode(data: bytes, *, max_depth: int = 100,
                 return collections.Counter(items)
             if tag == 0x4F:  # O
                 return collections.OrderedDict(items)
-            return collections.defaultdict(_FACTORIES[factory], items)
+            return collections.defaultdict(factory, items)
         if tag == 0x6E:  # n
             if depth >= max_depth:
                 raise DecodeError(f"nesting deeper than {max_depth} levels")
@@ -537,7 +630,8 @@ def decode(data: bytes, *, max_depth: int = 100,
 
 
 _SEQ_CODES = frozenset(b"ltSzgG")
-_MAPPING_CODES = frozenset(b"COD")
+_MAPPING_CODES = frozenset(b"CODE")
+_ANSWER_CODES = frozenset(b"hCODEn")
 # Bytes CPython 3.11 takes for a container (empty, then per item, tables included), by tag.
 _BUILD_COST = {0x6C: (56, 8), 0x74: (40, 8), 0x53: (216, 32), 0x7A: (216, 32), 0x67: (104, 8),
                0x47: (400, 8), 0x64: (64, 40), 0x6E: (64 << 10, 0)}
@@ -608,5 +702,5 @@ def decode_request(frame: bytes, *, max_depth: int = 100) -> object:
     if frame[:1] == b"M":
         return marshal.loads(memoryview(frame)[1:])
     if frame[:1] == b"P":
-        return decode(memoryview(frame)[1:], max_depth=max_depth)
+        return decode(memoryview(frame)[1:], max_depth=max_depth, answers=True)
     raise DecodeError("not a request frame")

@@ -186,7 +186,7 @@ def decode_reply(frame: bytes, max_depth: int) -> object:
     value = _reply_cache.get(key, _reply_cache)
     if value is not _reply_cache:
         return value
-    value = plain_data.decode(frame, max_depth=max_depth, raised=_raising_iterator)
+    value = plain_data.decode(frame, max_depth=max_depth, answers=True, raised=_raising_iterator)
     if len(frame) <= _CACHED_FRAME_BYTES and _immutable(value):
         if len(_reply_cache) >= _REPLY_CACHE_ENTRIES:
             _reply_cache.clear()
@@ -242,7 +242,7 @@ def _unpack(session: ChildSession, reply: object):
 
 
 def _well_formed_raise(record: object) -> bool:
-    """("raise", type name, message, kind, args, nearest built-in base) as child._exception_reply sends."""
+    """("raise", type name, message, kind, args, built-in bases) as child._exception_reply sends."""
     return (type(record) is tuple and len(record) == 6 and record[0] == "raise"
             and all(type(x) is str for x in record[1:4]) and type(record[4]) is tuple
             and type(record[5]) is str)
@@ -250,9 +250,9 @@ def _well_formed_raise(record: object) -> bool:
 
 def candidate_exception(record: tuple) -> Exception:
     """The exception to raise in the test for a well-formed record of one the candidate raised: a
-    built-in one rebuilt from its arguments; one of another type that derives from a built-in exception
+    built-in one rebuilt from its arguments; one of another type that derives from built-in exceptions
     (statistics.StatisticsError, json.JSONDecodeError, the program's own `class BadInput(ValueError)`)
-    as a subclass of that built-in, of the trusted side's making, named as the candidate's (so the
+    as a subclass of those built-ins, of the trusted side's making, named as the candidate's (so the
     test's `except ValueError` catches it, as in the official harnesses); else a CandidateError.
     Nothing of the candidate's runs: only its names and plain-data arguments cross."""
     _, name, message, kind, args, base = record
@@ -261,9 +261,11 @@ def candidate_exception(record: tuple) -> Exception:
     if kind == "builtin" and name not in _NOT_RERAISED:
         cls = _builtin_exception(name)
         exc = _rebuilt(cls, args, message) if cls is not None else None
-    elif kind == "other" and base not in _NOT_RERAISED and base != "Exception":
-        cls = _builtin_exception(base)
-        exc = _rebuilt(_named_subclass(name, cls), args, message) if cls is not None else None
+    elif kind == "other":
+        bases = tuple(_builtin_exception(part) for part in base.split(",")[:4]
+                      if part not in _NOT_RERAISED and part != "Exception")
+        if bases and None not in bases:
+            exc = _rebuilt(_named_subclass(name, bases), args, message)
     if exc is None:
         return CandidateError(describe(name, message))
     exc.raised_by_candidate = True  # e.g. a SyntaxError naming "<test>" is not the test's
@@ -276,28 +278,29 @@ def _builtin_exception(name: str) -> type | None:
     return cls if isinstance(cls, type) and issubclass(cls, Exception) else None
 
 
-_subclasses: dict[tuple[str, type], type] = {}
+_subclasses: dict[tuple[str, tuple[type, ...]], type] = {}
 
 
-def _named_subclass(name: str, base: type) -> type:
-    """A trusted subclass of the built-in exception `base` called `name` (`base` itself for a name no
-    class may have)."""
-    cls = _subclasses.get((name, base))
+def _named_subclass(name: str, bases: tuple[type, ...]) -> type:
+    """A trusted subclass of the built-in exceptions `bases` called `name` (the first base alone for a
+    name no class may have, or bases no class may combine: OSError's layout and ValueError's)."""
+    cls = _subclasses.get((name, bases))
     if cls is None:
         if len(_subclasses) >= 256:
             _subclasses.clear()
         try:
-            cls = type(name, (base,), {"__module__": "candidate"})
-        except (TypeError, ValueError):
-            cls = base
-        _subclasses[(name, base)] = cls
+            cls = type(name, bases, {"__module__": "candidate"})
+        except Exception:
+            cls = bases[0]
+        _subclasses[(name, bases)] = cls
     return cls
 
 
 def _raising_iterator(items: list, record: object):
     """What an iterator the candidate returned arrives as when it raised while the child drained it: a
     generator yielding the same items, then raising that exception, when the test gets that far."""
-    if not _well_formed_raise(record):
+    if not _well_formed_raise(record) or record[3] not in ("builtin", "other") or record[1] == "MemoryError":
+        # (the child sends neither: it lets an iterator's MemoryError or BaseException end the call)
         raise plain_data.DecodeError("malformed exception record of an iterator")
 
     def replay():

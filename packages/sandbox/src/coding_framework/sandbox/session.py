@@ -148,7 +148,10 @@ class ChildSession:
         return self.receive()
 
     def saw_frame(self, value: object) -> bool:
-        """Whether the child sent a frame encoding `value` that nobody has taken yet."""
+        """Whether the child sent a frame encoding `value` that nobody has taken yet. Compared as bytes:
+        nothing the child wrote is decoded here, after the job's alarm (a frame built to be slow to
+        decode held the judge for seconds: red-team round 42)."""
+        wanted = plain_data.encode(value)
         while True:
             try:
                 frame = self._take_frame()
@@ -156,11 +159,8 @@ class ChildSession:
                 return False
             if frame is None:
                 return False
-            try:
-                if plain_data.decode(frame) == value:
-                    return True
-            except (plain_data.DecodeError, RecursionError):
-                continue
+            if frame == wanted:
+                return True
 
     def receive(self) -> bytes:
         """The child's next frame; Stop if it dies, over-sizes, or the deadline passes."""
