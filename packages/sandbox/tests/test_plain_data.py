@@ -229,9 +229,13 @@ def test_numpy_bools_and_floats_compute_as_numpy_does():
         t - f  # numpy refuses `-` of two bools
     with pytest.raises(TypeError):
         ["n", "y"][t]  # numpy's bool is no index either
+    with pytest.raises(ValueError, match="negative integer powers"):
+        t ** -1
     one, zero = NumpyFloat(1.0), NumpyFloat(0.0)
     assert one / 0 == math.inf and -1 / zero == -math.inf and math.isnan(zero / 0) and one / 4 == 0.25
-    assert type(one / 4) is NumpyFloat
+    assert one // 0 == math.inf and math.isnan(one % 0) and divmod(NumpyFloat(7.5), 2) == (3.0, 1.5)
+    assert math.isnan(NumpyFloat(-2.0) ** 1.5) and zero ** -1 == math.inf and 2 ** NumpyFloat(0.5) > 1.41
+    assert type(one / 4) is NumpyFloat and type(one // 4) is NumpyFloat
 
 
 def test_the_standard_librarys_mappings_and_namedtuples_arrive_as_such():
@@ -245,7 +249,7 @@ def test_the_standard_librarys_mappings_and_namedtuples_arrive_as_such():
     assert type(counter) is collections.Counter and counter == {"a": 2, "b": 1} and counter["z"] == 0
     assert type(ordered) is collections.OrderedDict and list(ordered) == [2, 1]
     assert type(listing) is collections.defaultdict and listing["new"] == [] and listing["k"] == [1]
-    assert type(other) is collections.defaultdict and other["new"] == 5  # by the value its factory gave
+    assert type(other) is dict and other == {"k": 1}  # a factory of the candidate's cannot cross (round 43)
     assert pt == (1, (2, 3)) and pt.x == 1 and pt.y == (2, 3) and type(pt).__name__ == "Point"
     assert type(pt) is not point and type(pt).__module__ == "candidate"  # the trusted side's own class
     assert decode_request(encode_request(values)) == values  # and back to the candidate
@@ -253,15 +257,15 @@ def test_the_standard_librarys_mappings_and_namedtuples_arrive_as_such():
 
 def test_rebuilds_keep_order_and_fresh_defaults_and_namedtuples_only_when_real():
     # Round 42: an OrderedDict after move_to_end crossed in its storage order (a wrong order passed);
-    # any tuple subclass with `_fields` crossed as a namedtuple (`.x` read by position); a factory
-    # other than a built-in gave a dict (KeyError for a missing key).
+    # any tuple subclass with `_fields` crossed as a namedtuple (`.x` read by position). Round 43: a key
+    # set past an OrderedDict's order (dict.__setitem__) was left out.
     import collections
 
     ordered = collections.OrderedDict([("a", 1), ("b", 2)])
     ordered.move_to_end("a")
     sub = type("Sub", (collections.OrderedDict,), {})([("x", 1), ("y", 2)])
     sub.move_to_end("x")
-    lists = collections.defaultdict(lambda: [], {})
+    lists = collections.defaultdict(list, {})
     fake = type("Fake", (tuple,), {"_fields": ("x", "y"), "x": property(lambda self: self[1])})((1, 2))
     wide = collections.namedtuple("Wide", [f"f{i}" for i in range(65)])(*range(65))
     back = decode(encode([ordered, sub, lists, fake, wide], stand_ins=True), answers=True)
@@ -270,6 +274,10 @@ def test_rebuilds_keep_order_and_fresh_defaults_and_namedtuples_only_when_real()
     back[2]["p"].append(1)
     assert back[2]["q"] == [] and back[2]["p"] == [1]  # a fresh default each time
     assert type(back[3]) is tuple and type(back[4]) is tuple  # not a real namedtuple; over 64 fields
+    inconsistent = collections.OrderedDict(a=1)
+    dict.__setitem__(inconsistent, "b", 2)
+    with pytest.raises(EncodeError, match="order and contents disagree"):
+        encode(inconsistent, stand_ins=True)
 
 
 def test_answer_rebuilds_are_refused_where_no_answer_is_expected():

@@ -17,9 +17,8 @@ Layout: one tag byte, then a payload. Lengths and counts are 4-byte big-endian u
   G <count><items><record>   an iterator that raised after its items; the record is a tuple
   d <count><key><value>...   dict;  r <int><int><int>  range(start, stop, step)
   h <8 bytes>    a numpy float (NumpyFloat);  C <dict> O <dict>  Counter, OrderedDict
-  D <str><dict>  defaultdict with the built-in factory named;  E <value><dict>  defaultdict whose other
-                 factory gave <value> (each missing key gets a fresh copy);  n <str><tuple of str><tuple>
-                 namedtuple (h C O D E n: answers only, see `decode`)
+  D <str><dict>  defaultdict with the built-in factory named;  n <str><tuple of str><tuple>  namedtuple
+                 (h C O D n: answers only, see `decode`)
 
 Stand-ins (`encode(..., stand_ins=True)`, what the child uses for a candidate's return value): honest
 code often returns a value that is not an exact built-in type but stands for one, and the official
@@ -46,7 +45,6 @@ and never unmarshalled by the trusted side. It is ~10x cheaper per call than thi
 from __future__ import annotations
 
 import collections
-import functools
 import itertools
 import marshal
 import math
@@ -183,12 +181,16 @@ def encode(
             if depth >= max_depth:
                 raise too_deep()
             if t is collections.defaultdict:
-                extend(_default_factory(v, max_bytes, stand_ins))
+                extend(_default_factory(v))
             else:
                 extend(b"C" if t is collections.Counter else b"O")
-            ordered = collections.OrderedDict.items(v) if t is not collections.Counter and t is not \
-                collections.defaultdict else dict.items(v)
-            walk(dict(ordered), depth + 1)
+            if t is collections.Counter or t is collections.defaultdict:
+                walk(dict(dict.items(v)), depth + 1)
+            else:
+                ordered = dict(collections.OrderedDict.items(v))
+                if len(ordered) != dict.__len__(v):  # keys set past its order (dict.__setitem__): round 43
+                    raise EncodeError("an OrderedDict whose order and contents disagree cannot cross")
+                walk(ordered, depth + 1)
         elif (fields := _namedtuple_fields(t, v)) is not None:
             if depth >= max_depth:
                 raise too_deep()
@@ -212,20 +214,13 @@ def encode(
     return bytes(out)
 
 
-def _default_factory(v: collections.defaultdict, max_bytes: int, stand_ins: bool) -> bytes:
-    """How a defaultdict's factory crosses: a built-in one by name (D), another by the value it gives
-    when called once, here in the sender (E; a factory that raises or gives no plain data: a plain dict,
-    tag-less). Read on the untrusted side only: the candidate's factory runs in its own process."""
+def _default_factory(v: collections.defaultdict) -> bytes:
+    """How a defaultdict's factory crosses: a built-in one by name (D); any other cannot (a function of
+    the candidate's may be stateful, share its default, or raise: sampling its value once passed wrong
+    answers in round 43), so the defaultdict crosses as a dict (no tag)."""
     factory = v.default_factory
     name = getattr(factory, "__name__", None)
-    if type(name) is str and _FACTORIES.get(name) is factory:
-        return b"D" + encode(name)
-    if factory is None:
-        return b""
-    try:
-        return b"E" + encode(factory(), max_bytes=min(max_bytes, 1 << 16), max_depth=8, stand_ins=stand_ins)
-    except Exception:
-        return b""
+    return b"D" + encode(name) if type(name) is str and _FACTORIES.get(name) is factory else b""
 
 
 class NumpyBool:
@@ -289,7 +284,10 @@ class NumpyBool:
                     raise TypeError("numpy boolean subtract, the `-` operator, is not supported")
                 return NUMPY_TRUE if on_bools(self._value, value) else NUMPY_FALSE
             mine, theirs = int(self._value), int(value) if type(value) is bool else value
-            return op(theirs, mine) if reflected else op(mine, theirs)
+            base, exponent = (theirs, mine) if reflected else (mine, theirs)
+            if op is operator.pow and type(exponent) is int and exponent < 0 and type(base) is int:
+                raise ValueError("Integers to negative integer powers are not allowed.")
+            return op(base, exponent)
         return method
 
     __add__ = __radd__ = _arithmetic(operator.add, operator.or_)
@@ -351,6 +349,55 @@ class NumpyFloat(float):
 
     def __rtruediv__(self, other: object):
         return _ieee_divide(other, float(self)) if type(other) in (int, float, bool) else NotImplemented
+
+    def __floordiv__(self, other: object):
+        return _numpy_divmod(float(self), other)[0] if type(other) in (int, float, bool) else NotImplemented
+
+    def __rfloordiv__(self, other: object):
+        return _numpy_divmod(other, float(self))[0] if type(other) in (int, float, bool) else NotImplemented
+
+    def __mod__(self, other: object):
+        return _numpy_divmod(float(self), other)[1] if type(other) in (int, float, bool) else NotImplemented
+
+    def __rmod__(self, other: object):
+        return _numpy_divmod(other, float(self))[1] if type(other) in (int, float, bool) else NotImplemented
+
+    def __divmod__(self, other: object):
+        return _numpy_divmod(float(self), other) if type(other) in (int, float, bool) else NotImplemented
+
+    def __rdivmod__(self, other: object):
+        return _numpy_divmod(other, float(self)) if type(other) in (int, float, bool) else NotImplemented
+
+    def __pow__(self, other: object, modulo=None):
+        if modulo is not None or type(other) not in (int, float, bool):
+            return NotImplemented
+        return _numpy_power(float(self), float(other))
+
+    def __rpow__(self, other: object, modulo=None):
+        if modulo is not None or type(other) not in (int, float, bool):
+            return NotImplemented
+        return _numpy_power(float(other), float(self))
+
+
+def _numpy_divmod(a, b) -> tuple[NumpyFloat, NumpyFloat]:
+    """divmod as numpy's floats have it: by zero, (±inf or nan, nan) rather than ZeroDivisionError."""
+    if b == 0:
+        return _ieee_divide(a, b), NumpyFloat(math.nan)
+    quotient, remainder = divmod(float(a), float(b))
+    return NumpyFloat(quotient), NumpyFloat(remainder)
+
+
+def _numpy_power(a: float, b: float) -> NumpyFloat:
+    """a ** b as numpy's floats have it: nan where Python's gives a complex (a negative base, a fractional
+    exponent), inf where it raises (0 to a negative power), inf on overflow."""
+    if a < 0 and not b.is_integer():
+        return NumpyFloat(math.nan)
+    try:
+        return NumpyFloat(a ** b)
+    except ZeroDivisionError:
+        return NumpyFloat(math.inf)
+    except OverflowError:
+        return NumpyFloat(math.inf if a > 0 or b % 2 == 0 else -math.inf)
 
 
 def _ieee_divide(a, b):
@@ -589,10 +636,6 @@ def decode(data: bytes, *, max_depth: int = 100, answers: bool = False,
                 if type(name) is not str or name not in _FACTORIES:
                     raise DecodeError(f"malformed defaultdict factory {name!r:.40}")
                 factory = _FACTORIES[name]
-            elif tag == 0x45:  # E: another factory, by the value it gave; each missing key gets a fresh one
-                start = pos
-                read(depth + 1)
-                factory = functools.partial(decode, buf[start:pos], max_depth=max_depth, answers=True)
             items = read(depth + 1)
             if type(items) is not dict:
                 raise DecodeError("malformed mapping")
@@ -630,8 +673,8 @@ def decode(data: bytes, *, max_depth: int = 100, answers: bool = False,
 
 
 _SEQ_CODES = frozenset(b"ltSzgG")
-_MAPPING_CODES = frozenset(b"CODE")
-_ANSWER_CODES = frozenset(b"hCODEn")
+_MAPPING_CODES = frozenset(b"COD")
+_ANSWER_CODES = frozenset(b"hCODn")
 # Bytes CPython 3.11 takes for a container (empty, then per item, tables included), by tag.
 _BUILD_COST = {0x6C: (56, 8), 0x74: (40, 8), 0x53: (216, 32), 0x7A: (216, 32), 0x67: (104, 8),
                0x47: (400, 8), 0x64: (64, 40), 0x6E: (64 << 10, 0)}

@@ -262,7 +262,7 @@ def candidate_exception(record: tuple) -> Exception:
         cls = _builtin_exception(name)
         exc = _rebuilt(cls, args, message) if cls is not None else None
     elif kind == "other":
-        bases = tuple(_builtin_exception(part) for part in base.split(",")[:4]
+        bases = tuple(_builtin_exception(part) for part in base.split(",", 4)[:4]
                       if part not in _NOT_RERAISED and part != "Exception")
         if bases and None not in bases:
             exc = _rebuilt(_named_subclass(name, bases), args, message)
