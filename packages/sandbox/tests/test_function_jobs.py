@@ -218,6 +218,46 @@ def test_trusted_tests_draw_the_same_random_inputs_whatever_ran_before(pool):
 def test_unsendable_argument_is_a_sandbox_error(pool):
     verdict = pool.run(job("def f(g):\n    return g(1)\n", "assert f(lambda x: x) == 1\n"))
     assert verdict.status is Status.SANDBOX_ERROR and "cannot send" in verdict.message
+    # A test's own `except Exception` took it for the candidate's failure and went on (round 44).
+    swallowed = pool.run(job("def f(g):\n    return 0\n",
+                             "try:\n    f(lambda x: x)\nexcept Exception:\n    pass\n"))
+    assert swallowed.status is Status.SANDBOX_ERROR, swallowed
+
+
+def test_every_answer_can_be_handed_back_to_the_candidate(pool):
+    # A forged reply nesting deeper than the child's encoder allows, or an iterator of the candidate's
+    # raising as the judge drained it to send it back, made the test's call a sandbox_error (our
+    # fault, chosen by the sample) or, under `except Exception`, a pass (round 44).
+    deep = "def f(x):\n    if x == 0:\n        v = 0\n        for _ in range(98):\n            v = [v]\n" \
+           "        return v\n    return 1\n"
+    assert pool.run(job(deep, "assert f(f(0)) == 1\n")).status is Status.PASSED
+    frame = ("import os, struct\n"
+             "def s(text):\n    b = text.encode()\n    return b's' + struct.pack('>I', len(b)) + b\n"
+             "def t(*items):\n    return b't' + struct.pack('>I', len(items)) + b''.join(items)\n")
+    forged = frame + ("def f(x):\n    if x == 0:\n"
+                      "        record = t(s('raise'), s('RecursionError'), s('m'), s('builtin'), t(), "
+                      "s('RecursionError'))\n"
+                      "        body = t(s('ok'), b'G' + struct.pack('>I', 0) + record)\n"
+                      "        os.write(3, struct.pack('>I', len(body)) + body)\n"
+                      "        import time\n        time.sleep(5)\n    return 1\n")
+    test = "try:\n    f(f(0))\nexcept RecursionError:\n    raise AssertionError('the iterator raised')\n"
+    verdict = pool.run(job(forged, test, limits=Limits(timeout_s=3)))
+    assert verdict.status is Status.FAILED and "the iterator raised" in verdict.message, verdict
+    too_deep = frame + ("def f(x):\n    v = b'N'\n    for _ in range(101):\n"
+                        "        v = b'l' + struct.pack('>I', 1) + v\n"
+                        "    body = t(s('ok'), v)\n    os.write(3, struct.pack('>I', len(body)) + body)\n"
+                        "    import time\n    time.sleep(5)\n")
+    verdict = pool.run(job(too_deep, "try:\n    f(f(0))\nexcept Exception:\n    pass\n",
+                           limits=Limits(timeout_s=3)))
+    assert verdict.status is Status.ERROR and "malformed" in verdict.message, verdict
+
+
+def test_a_rebuilt_exception_reads_as_the_candidates_did(pool):
+    # str() of a rebuilt exception came from its arguments, not the candidate's own __str__ (round 44).
+    program = ("class E(ValueError):\n    def __str__(self):\n        return 'shown'\n"
+               "def f():\n    raise E('hidden')\n")
+    test = "try:\n    f()\nexcept ValueError as e:\n    assert str(e) == 'shown', str(e)\n"
+    assert pool.run(job(program, test)).status is Status.PASSED
 
 
 def test_broken_trusted_code_is_a_sandbox_error_not_the_candidates(pool):

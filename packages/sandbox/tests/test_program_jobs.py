@@ -211,3 +211,17 @@ def test_output_is_flushed_at_exit_as_the_interpreter_does(pool):
     ])
     assert replaced.status is Status.PASSED and replaced.stdout == "kept\n", replaced
     assert broken.return_code == 120 and "Exception ignored in" in broken.stderr, broken
+
+
+def test_the_programs_globals_are_finalized_at_exit_as_the_interpreter_does(pool):
+    # A correct program writing through a module-level writer of its own lost its output (the writer
+    # was never deallocated, so never flushed); a __del__ printing after the answer went unseen where
+    # `python main.py` prints it (red-team round 44).
+    own_writer, noisy_del = pool.run_many([
+        ProgramJob(program="import os\nout = os.fdopen(1, 'w', closefd=False)\nout.write('6\\n')\n",
+                   expected_stdout="6"),
+        ProgramJob(program="class Noisy:\n    def __del__(self):\n        print('extra')\n"
+                           "keep = Noisy()\nprint(6)\n", expected_stdout="6"),
+    ])
+    assert own_writer.status is Status.PASSED and own_writer.stdout == "6\n", own_writer
+    assert noisy_del.status is Status.FAILED and noisy_del.stdout == "6\nextra\n", noisy_del

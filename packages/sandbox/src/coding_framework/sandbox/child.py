@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import gc
 import importlib.machinery
 import io
 import linecache
@@ -353,13 +354,29 @@ def _run_program(chan: wire.FdChannel) -> int:
         code = _exit_code(exc)
     except BaseException:
         traceback.print_exc()
-    return code if _flush_at_exit() else 120
+    return code if _finalize(module) else 120
 
 
-def _flush_at_exit() -> bool:
-    """What the interpreter does at exit: flush sys.stdout and sys.stderr (False if either fails, which
-    makes `python main.py` exit 120), then the streams it started with, which the program may have
-    replaced while output it wrote to them was still buffered (it was lost: red-team round 41)."""
+def _finalize(module: types.ModuleType) -> bool:
+    """The rest of the interpreter's exit, in its order: flush sys.stdout and sys.stderr, collect garbage
+    and clear `__main__`'s globals (their `__del__` methods run, and a writer of the program's own, such
+    as a module-level `os.fdopen(1, "w")`, flushes as it goes: its output was lost, red-team round 44),
+    flush again, then the streams the program started with, which it may have replaced while what it
+    wrote to them was still buffered (round 41). False when a flush of sys.stdout or sys.stderr failed,
+    which makes `python main.py` exit 120."""
+    flushed = _flush_std()
+    with contextlib.suppress(BaseException):
+        gc.collect()
+        module.__dict__.clear()
+        gc.collect()
+    flushed = _flush_std(report=flushed) and flushed
+    for stream in _STARTING_STREAMS:
+        with contextlib.suppress(BaseException):
+            stream.flush()
+    return flushed
+
+
+def _flush_std(report: bool = True) -> bool:
     flushed = True
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -367,13 +384,10 @@ def _flush_at_exit() -> bool:
                 stream.flush()
         except BaseException as exc:
             flushed = False
-            if stream is sys.stdout:
+            if stream is sys.stdout and report:
                 with contextlib.suppress(BaseException):
                     print(f"Exception ignored in: {stream!r}", file=sys.stderr)
                     traceback.print_exception(type(exc), exc, None)
-    for stream in _STARTING_STREAMS:
-        with contextlib.suppress(BaseException):
-            stream.flush()
     return flushed
 
 

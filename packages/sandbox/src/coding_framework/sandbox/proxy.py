@@ -22,8 +22,9 @@ class CandidateError(Exception):
     Exception itself (or one that cannot be rebuilt); message "Type: message"."""
 
 
-class SandboxUsageError(Exception):
-    """The trusted test tried to send something that is not plain data."""
+class SandboxUsageError(BaseException):
+    """The trusted test tried to send something that is not plain data. A BaseException, so that a test's
+    own `except Exception` cannot take it for the candidate's failure and go on to pass (round 44)."""
 
 
 # An answer the test took: (request, reply frame, None), or (request, None, digest of the frame) past
@@ -86,7 +87,7 @@ class CandidateProxy:
         left = self.unanswered_ahead
         if not left or self.diverged or session.fatal is not None or session.chan_closed:
             return left
-        depth = session.limits.max_value_depth + 2
+        depth = reply_depth(session.limits)
         try:
             for _ in range(left):
                 if time.monotonic() >= session.deadline:
@@ -119,6 +120,8 @@ class CandidateProxy:
             body = plain_data.encode_request((args, kwargs), max_bytes=256 << 20,
                                              max_depth=limits.max_value_depth + 2)
         except (plain_data.EncodeError, RecursionError) as exc:
+            if getattr(exc, "raised_by_candidate", False):
+                raise  # an iterator of the candidate's, handed back, raised: as it would in the candidate
             raise SandboxUsageError(f"the test passed an argument the sandbox cannot send: {exc}") from None
         index = self.calls
         self.calls += 1
@@ -135,7 +138,7 @@ class CandidateProxy:
             elif self._sent_ahead:
                 self._keep(body, frame)
         try:
-            reply = decode_reply(frame, limits.max_value_depth + 2)
+            reply = decode_reply(frame, reply_depth(limits))
         except (plain_data.DecodeError, RecursionError) as exc:
             raise session.stop(Status.ERROR, f"the candidate sent a malformed reply: {exc}") from None
         return _unpack(session, reply)
@@ -176,6 +179,14 @@ def _immutable(value: object) -> bool:
     if t is tuple or t is frozenset:
         return all(_immutable(item) for item in value)
     return False
+
+
+def reply_depth(limits) -> int:
+    """The nesting a reply may have: what the child's encoder lets through (an answer nesting at most
+    max_value_depth - 1 levels, inside the reply's tuple), so that every answer the test gets can be
+    handed back to the candidate, whose requests allow max_value_depth + 2 levels around it. A forged
+    reply nesting deeper was a value the test could not send back: a `sandbox_error` (round 44)."""
+    return limits.max_value_depth
 
 
 def decode_reply(frame: bytes, max_depth: int) -> object:
@@ -289,11 +300,18 @@ def _named_subclass(name: str, bases: tuple[type, ...]) -> type:
         if len(_subclasses) >= 256:
             _subclasses.clear()
         try:
-            cls = type(name, bases, {"__module__": "candidate"})
+            cls = type(name, bases, {"__module__": "candidate", "__str__": _message_sent})
         except Exception:
             cls = bases[0]
         _subclasses[(name, bases)] = cls
     return cls
+
+
+def _message_sent(exc: BaseException) -> str:
+    """str() of a rebuilt exception of the candidate's own type: what str() gave in the candidate's process
+    (its class may define __str__, or keep its message out of args: round 44), as its child sent it."""
+    message = getattr(exc, "candidate_message", None)
+    return message if type(message) is str else BaseException.__str__(exc)
 
 
 def _raising_iterator(items: list, record: object):
