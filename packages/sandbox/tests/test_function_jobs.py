@@ -258,6 +258,13 @@ def test_a_rebuilt_exception_reads_as_the_candidates_did(pool):
                "def f():\n    raise E('hidden')\n")
     test = "try:\n    f()\nexcept ValueError as e:\n    assert str(e) == 'shown', str(e)\n"
     assert pool.run(job(program, test)).status is Status.PASSED
+    # Built-in ones whose message comes from attributes set after they were made (round 45).
+    program = ("def f(kind):\n    e = FileNotFoundError(2, 'x', 'a.txt') if kind else UnicodeDecodeError("
+               "'utf-8', b'\\xff', 0, 1, 'x')\n    if kind:\n        e.strerror = 'changed'\n"
+               "    else:\n        e.reason = 'changed'\n    raise e\n")
+    test = ("for kind in (True, False):\n    try:\n        f(kind)\n    except (OSError, ValueError) as e:\n"
+            "        assert 'changed' in str(e), str(e)\n")
+    assert pool.run(job(program, test)).status is Status.PASSED
 
 
 def test_broken_trusted_code_is_a_sandbox_error_not_the_candidates(pool):

@@ -225,3 +225,31 @@ def test_the_programs_globals_are_finalized_at_exit_as_the_interpreter_does(pool
     ])
     assert own_writer.status is Status.PASSED and own_writer.stdout == "6\n", own_writer
     assert noisy_del.status is Status.FAILED and noisy_del.stdout == "6\nextra\n", noisy_del
+
+
+def test_standard_streams_are_named_and_moded_as_the_interpreters(pool):
+    # The "FastIO" template of contest programs reads `file.mode`: it died of AttributeError (round 45).
+    fastio = ("import os, sys\nfrom io import BytesIO, IOBase\n"
+              "class FastIO(IOBase):\n    def __init__(self, file):\n        self._fd = file.fileno()\n"
+              "        self.buffer = BytesIO()\n"
+              "        self.writable = 'x' in file.mode or 'r' not in file.mode\n"
+              "        self.write = self.buffer.write if self.writable else None\n"
+              "    def flush(self):\n        if self.writable:\n"
+              "            os.write(self._fd, self.buffer.getvalue())\n            self.buffer.truncate(0)\n"
+              "            self.buffer.seek(0)\n"
+              "out = FastIO(sys.stdout)\nout.write(str(sum(map(int, input().split()))).encode() + b'\\n')\n"
+              "out.flush()\nprint(sys.stdin.name, sys.stdout.name, sys.stderr.mode, sys.stdin.mode)\n")
+    verdict = pool.run(ProgramJob(program=fastio, stdin="1 2", expected_stdout="3 <stdin> <stdout> w r"))
+    assert verdict.status is Status.PASSED, verdict
+
+
+def test_finalization_runs_destructors_with_the_globals_still_there(pool):
+    # Round 44's finalization cleared __main__'s globals before any __del__ ran: one reading a global
+    # (sys, a helper) lost its output, and one printing after a swapped-in StringIO went unseen, where
+    # `python main.py` prints both (round 45).
+    uses_global = ("import sys\ndef helper():\n    return 'bye'\nclass Last:\n    def __del__(self):\n"
+                   "        sys.stdout.write(helper() + '\\n')\nkeep = Last()\nprint(3)\n")
+    swapped = ("import io, sys\nclass Last:\n    def __del__(self):\n        print('late')\n"
+               "keep = Last()\nprint(3)\nsys.stdout = io.StringIO()\n")
+    verdicts = pool.run_many([ProgramJob(program=p) for p in (uses_global, swapped)])
+    assert [v.stdout for v in verdicts] == ["3\nbye\n", "3\nlate\n"], verdicts

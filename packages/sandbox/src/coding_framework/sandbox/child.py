@@ -20,6 +20,7 @@ import sys
 import threading
 import traceback
 import types
+import weakref
 
 from coding_framework.sandbox import isolation, plain_data, wire
 from coding_framework.sandbox.boot import SAFE_ENV
@@ -53,6 +54,12 @@ def prepare_zygote(workdir: str) -> None:
                                   errors="backslashreplace")
     sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8",
                                   errors="backslashreplace", line_buffering=True)
+    # Named and moded as the interpreter's own (its `mode` is read by the common "FastIO" template of
+    # contest programs, which died of AttributeError: red-team round 45).
+    for stream, name, mode in ((sys.stdin, "<stdin>", "r"), (sys.stdout, "<stdout>", "w"),
+                               (sys.stderr, "<stderr>", "w")):
+        stream.buffer.raw.name = name
+        stream.mode = mode
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
     _STARTING_STREAMS[:] = [sys.stdout, sys.stderr]
     sys.argv = ["main.py"]
@@ -240,15 +247,34 @@ def _exception_reply(exc: BaseException) -> tuple:
                     and not any(issubclass(found, klass) for found in bases):
                 bases.append(klass)
         base = ",".join(klass.__name__ for klass in bases[:4]) or base
-    args = exc.args if type(exc.args) is tuple else ()
-    if isinstance(exc, OSError) and len(args) == 2 and type(exc.filename) in (str, bytes, int):
-        # OSError(errno, strerror, filename[, winerror, filename2]): args leave the names out
-        args = (*args, exc.filename, *((None, exc.filename2) if type(exc.filename2) in (str, bytes) else ()))
+    args = _arguments_shown(exc)
     try:
         plain_data.encode(args, max_bytes=1 << 16, max_depth=8)
     except (plain_data.EncodeError, RecursionError):
         args = (_text(exc),)
     return ("raise", name, _text(exc), kind, args, base)
+
+
+def _arguments_shown(exc: BaseException) -> tuple:
+    """The arguments that rebuild `exc` as it reads: those it was made with, except for the exceptions
+    whose message comes from attributes a program may set afterwards (OSError's errno, strerror and file
+    names; UnicodeError's encoding, object, range and reason): those attributes (round 45)."""
+    args = exc.args if type(exc.args) is tuple else ()
+    if isinstance(exc, OSError) and type(exc.errno) is int and type(exc.strerror) is str:
+        names = [n if type(n) in (str, bytes, int) else None for n in (exc.filename, exc.filename2)]
+        # OSError(errno, strerror[, filename[, winerror, filename2]])
+        return (exc.errno, exc.strerror, *(names[:1] if names[0] is not None else ()),
+                *((None, names[1]) if names[0] is not None and names[1] is not None else ()))
+    try:
+        if isinstance(exc, UnicodeTranslateError):
+            shown = (exc.object, exc.start, exc.end, exc.reason)
+        elif isinstance(exc, (UnicodeEncodeError, UnicodeDecodeError)):
+            shown = (exc.encoding, exc.object, exc.start, exc.end, exc.reason)
+        else:
+            return args
+    except AttributeError:  # a UnicodeError made without its five arguments has none of them
+        return args
+    return shown if all(type(x) in (str, bytes, int) for x in shown) else args
 
 
 _READY_FRAME = wire.frame(plain_data.encode(("ready",)))
@@ -354,21 +380,36 @@ def _run_program(chan: wire.FdChannel) -> int:
         code = _exit_code(exc)
     except BaseException:
         traceback.print_exc()
-    return code if _finalize(module) else 120
+    main = weakref.ref(module)
+    del module
+    return code if _finalize(main) else 120
 
 
-def _finalize(module: types.ModuleType) -> bool:
-    """The rest of the interpreter's exit, in its order: flush sys.stdout and sys.stderr, collect garbage
-    and clear `__main__`'s globals (their `__del__` methods run, and a writer of the program's own, such
-    as a module-level `os.fdopen(1, "w")`, flushes as it goes: its output was lost, red-team round 44),
-    flush again, then the streams the program started with, which it may have replaced while what it
-    wrote to them was still buffered (round 41). False when a flush of sys.stdout or sys.stderr failed,
-    which makes `python main.py` exit 120."""
+def _finalize(main: weakref.ref) -> bool:
+    """The rest of the interpreter's exit, in its order (Py_FinalizeEx): flush sys.stdout and sys.stderr;
+    collect garbage; put the standard streams back; drop `__main__` and collect again, so that its
+    objects' `__del__` methods and generators' `finally` blocks run with its globals still there; then
+    set what is left of the globals to None, names starting with `_` first; flush again, then the
+    streams the program started with, which it may have replaced while what it wrote to them was still
+    buffered (round 41). A writer of the program's own, such as a module-level `os.fdopen(1, "w")`,
+    flushes as it goes (its output was lost: round 44). False when a flush of sys.stdout or sys.stderr
+    failed, which makes `python main.py` exit 120."""
     flushed = _flush_std()
     with contextlib.suppress(BaseException):
         gc.collect()
-        module.__dict__.clear()
+        sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
+        if sys.modules.get("__main__") is main():
+            del sys.modules["__main__"]
         gc.collect()
+        module = main()
+        if module is not None:  # still referenced: cleared as the interpreter clears a module
+            namespace = module.__dict__
+            for first in (True, False):
+                for key in [k for k in namespace if type(k) is str and k.startswith("_") is first]:
+                    if key != "__builtins__":
+                        namespace[key] = None
+            del module, namespace
+            gc.collect()
     flushed = _flush_std(report=flushed) and flushed
     for stream in _STARTING_STREAMS:
         with contextlib.suppress(BaseException):
