@@ -49,11 +49,13 @@ def prepare_zygote(workdir: str) -> None:
     os.environ.clear()
     os.environ.update(SAFE_ENV)
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
+    # newline="\n" as the interpreter's own on POSIX: "\r" reaches the program (round 46).
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8",
+                                 newline="\n")
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8",
-                                  errors="backslashreplace")
+                                  errors="backslashreplace", newline="\n")
     sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
+                                  errors="backslashreplace", line_buffering=True, newline="\n")
     # Named and moded as the interpreter's own (its `mode` is read by the common "FastIO" template of
     # contest programs, which died of AttributeError: red-team round 45).
     for stream, name, mode in ((sys.stdin, "<stdin>", "r"), (sys.stdout, "<stdout>", "w"),
@@ -260,11 +262,14 @@ def _arguments_shown(exc: BaseException) -> tuple:
     whose message comes from attributes a program may set afterwards (OSError's errno, strerror and file
     names; UnicodeError's encoding, object, range and reason): those attributes (round 45)."""
     args = exc.args if type(exc.args) is tuple else ()
-    if isinstance(exc, OSError) and type(exc.errno) is int and type(exc.strerror) is str:
-        names = [n if type(n) in (str, bytes, int) else None for n in (exc.filename, exc.filename2)]
-        # OSError(errno, strerror[, filename[, winerror, filename2]])
-        return (exc.errno, exc.strerror, *(names[:1] if names[0] is not None else ()),
-                *((None, names[1]) if names[0] is not None and names[1] is not None else ()))
+    if isinstance(exc, OSError) and len(args) >= 2 and type(exc.errno) is int and type(exc.strerror) is str:
+        # OSError(errno, strerror[, filename[, winerror, filename2]]), whose args keep only the first two
+        # (BlockingIOError keeps its third, characters_written). Only when made so: a plain OSError given
+        # an errno afterwards is no FileNotFoundError, which OSError(2, ...) would make (round 46).
+        rest = args[2:]
+        if not rest and exc.filename is not None:
+            rest = (exc.filename, *((None, exc.filename2) if exc.filename2 is not None else ()))
+        return (exc.errno, exc.strerror, *rest)
     try:
         if isinstance(exc, UnicodeTranslateError):
             shown = (exc.object, exc.start, exc.end, exc.reason)
@@ -335,12 +340,16 @@ def _run_program(chan: wire.FdChannel) -> int:
     # rounds 38, 39).
     argv0, filename = filename, os.path.join(os.getcwd(), filename)
     try:
+        # Under a coding cookie other than UTF-8 the program is compiled, as `python main.py` compiles
+        # its file, from its text in that encoding: a text the encoding cannot hold, or an encoding
+        # Python cannot read source in (utf-16), is a SyntaxError as there (round 46).
         encoding = _source_encoding(program)
-    except SyntaxError as exc:  # an unknown coding cookie, or one a byte-order mark contradicts
-        traceback.print_exception(type(exc), exc, None)
+        program = program.removeprefix("\ufeff")  # a byte-order mark, which reading the file skips
+        source: str | bytes = program if encoding in ("utf-8", "utf-8-sig") else program.encode(encoding)
+    except (SyntaxError, UnicodeError) as exc:  # an unknown cookie, or one a byte-order mark contradicts
+        traceback.print_exception(SyntaxError, SyntaxError(str(exc)), None)
         return 1
-    program = program.removeprefix("\ufeff")  # a byte-order mark, which reading the file skips
-    written = _write_program(filename, program, encoding)
+    written = _write_program(filename, source)
     sys.path.insert(0, os.path.dirname(filename))
     module = types.ModuleType("__main__")
     module.__file__ = filename
@@ -361,7 +370,7 @@ def _run_program(chan: wire.FdChannel) -> int:
     linecache.cache[filename] = (len(program), None, lines, filename)
     code = 0
     try:
-        exec(compile(program, filename, "exec", dont_inherit=True), module.__dict__)
+        exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
     except SystemExit as exc:
         code = _exit_code(exc)
     except MemoryError as exc:
@@ -398,6 +407,8 @@ def _finalize(main: weakref.ref) -> bool:
     with contextlib.suppress(BaseException):
         gc.collect()
         sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
+        for name in ("path", "argv", "path_hooks", "path_importer_cache", "meta_path"):
+            setattr(sys, name, None)  # as the interpreter's: an import from here on fails (round 46)
         if sys.modules.get("__main__") is main():
             del sys.modules["__main__"]
         gc.collect()
@@ -405,7 +416,8 @@ def _finalize(main: weakref.ref) -> bool:
         if module is not None:  # still referenced: cleared as the interpreter clears a module
             namespace = module.__dict__
             for first in (True, False):
-                for key in [k for k in namespace if type(k) is str and k.startswith("_") is first]:
+                for key in [k for k in namespace
+                            if type(k) is str and (k.startswith("_") and not k.startswith("__")) is first]:
                     if key != "__builtins__":
                         namespace[key] = None
             del module, namespace
@@ -444,15 +456,15 @@ def _source_encoding(program: str) -> str:
     return tokenize.detect_encoding(io.BytesIO(program.encode("utf-8", "surrogatepass")).readline)[0]
 
 
-def _write_program(filename: str, program: str, encoding: str) -> bool:
-    """The program's file, in the encoding it declares, so that whatever reads it again (the workers of a
-    `spawn` pool, runpy, a subprocess) reads the program that runs. A program larger than the sample's
-    file-size limit or work dir, or one its declared encoding cannot hold, runs without it (as every
+def _write_program(filename: str, source: str | bytes) -> bool:
+    """The program's file, in the encoding it declares (`source` already in it when not UTF-8), so that
+    whatever reads it again (the workers of a `spawn` pool, runpy, a subprocess) reads the program that
+    runs. A program larger than the sample's file-size limit or work dir runs without it (as every
     program did before round 38), rather than failing before its first line."""
     try:
-        with open(filename, "w", encoding=encoding, errors="surrogatepass") as fh:
-            fh.write(program)
-    except (OSError, UnicodeError):
+        with open(filename, "wb") as fh:
+            fh.write(source if type(source) is bytes else source.encode("utf-8", "surrogatepass"))
+    except OSError:
         with contextlib.suppress(OSError):
             os.unlink(filename)
         return False

@@ -28,8 +28,9 @@ class Limits:
     """Address-space cap of each candidate process in MiB (RLIMIT_AS)."""
     max_output_bytes: int = 1 << 20
     """Cap on each of stdout and stderr; more output ends the job with status output_limit."""
-    max_processes: int = 32
-    """Processes and threads the candidate may have at once (RLIMIT_NPROC in its own user namespace)."""
+    max_processes: int = 64
+    """Processes and threads the candidate may have at once (RLIMIT_NPROC in its own user namespace);
+    64 fits a ThreadPoolExecutor of its default size (up to 32 workers) beside the main thread."""
     max_open_files: int = 256
     """RLIMIT_NOFILE of the candidate."""
     max_file_bytes: int = 16 << 20

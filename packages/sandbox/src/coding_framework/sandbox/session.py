@@ -1,6 +1,6 @@
 """The judge's side of one sample: a running child, its channel, its output pipes, its deadline.
 
-One poll loop drains stdout/stderr (capped), feeds stdin, moves channel frames and watches the zygote
+One poll loop drains stdout/stderr (capped), moves channel frames and watches the zygote
 for the child's exit, so a child can never block the judge and the judge never believes the child:
 the only things taken from it are plain-data frames and output text.
 """
@@ -8,7 +8,6 @@ the only things taken from it are plain-data frames and output text.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import select
@@ -31,7 +30,7 @@ STDERR_LIMIT_BYTES = 16 << 20
 _RECV_BUFFER = bytearray(1 << 20)
 _RECV_VIEW = memoryview(_RECV_BUFFER)
 # Kinds of descriptor the poll loop serves.
-_OUT, _CHAN, _CTRL, _STDIN = range(4)
+_OUT, _CHAN, _CTRL = range(3)
 
 
 class Stop(BaseException):
@@ -51,11 +50,12 @@ class ChildSession:
     """I/O with one sandboxed child. Every wait is bounded by `deadline` (time.monotonic()).
 
     `reports_exit`: the zygote tells us when the child exits by itself (program and unittest modes);
-    function-call children are only reaped at end(). `stdin_w` is None when the child has no stdin pipe.
+    function-call children are only reaped at end(). The child's stdin is no concern of the session: a
+    file the judge made before the child started (judge.Zygote.start_child).
     """
 
-    def __init__(self, *, ctrl: socket.socket, chan: socket.socket, stdin_w: int | None, stdout_r: int,
-                 stderr_r: int, limits: Limits, deadline: float, reports_exit: bool = True):
+    def __init__(self, *, ctrl: socket.socket, chan: socket.socket, stdout_r: int, stderr_r: int,
+                 limits: Limits, deadline: float, reports_exit: bool = True):
         self.ctrl = ctrl
         self.chan = chan
         self.limits = limits
@@ -70,9 +70,6 @@ class ChildSession:
         cap = limits.max_output_bytes
         self._out_cap = {stdout_r: cap, stderr_r: max(cap, STDERR_LIMIT_BYTES)}
         self._stderr_r = stderr_r
-        self._stdin_w = stdin_w
-        self._stdin_pending = b""
-        self._stdin_close_when_done = False
         self._rx = bytearray()
         self._tx = bytearray()
         self._frame_cap = limits.max_value_bytes + _REPLY_OVERHEAD
@@ -97,8 +94,6 @@ class ChildSession:
         chan.setblocking(False)
         self._register(self._chan_fd, _CHAN, _READ)
         self._register(ctrl.fileno(), _CTRL, _READ)
-        if stdin_w is not None:
-            os.set_blocking(stdin_w, False)
 
     # -- registration ----------------------------------------------------------------------------
     def _register(self, fd: int, kind: int, events: int) -> None:
@@ -111,15 +106,6 @@ class ChildSession:
             self._poll.unregister(fd)
 
     # -- public ----------------------------------------------------------------------------------
-    def feed_stdin(self, data: bytes) -> None:
-        """Queue `data` for the child's stdin, then close it."""
-        self._stdin_pending = data
-        self._stdin_close_when_done = True
-        if self._stdin_w is not None:
-            self._register(self._stdin_w, _STDIN, select.POLLOUT | select.POLLERR)
-            if not data:
-                self._close_stdin()
-
     def send(self, body: bytes) -> None:
         """Send one frame to the child, now if the socket takes it, else while the session pumps."""
         self.send_frames([body])
@@ -227,13 +213,10 @@ class ChildSession:
     def close(self) -> None:
         for fd, kind in list(self._fds.items()):
             self._unregister(fd)
-            if kind in (_OUT, _STDIN):
+            if kind == _OUT:
                 _close_quietly(fd)
         for fd in self._out_buf:
             _close_quietly(fd)
-        if self._stdin_w is not None:
-            _close_quietly(self._stdin_w)
-            self._stdin_w = None
         self.chan.close()
 
     @property
@@ -309,8 +292,6 @@ class ChildSession:
                 message = self._read_ctrl()
                 if message is not None and message["op"] == "exited":
                     self.exit_info = message
-            elif kind == _STDIN:
-                self._write_stdin()
         if self.output_exceeded and self._output_over_limit():
             raise self._output_limit()
 
@@ -404,27 +385,6 @@ class ChildSession:
             if len(rx) > self._rx_limit:
                 self._rx_paused = True
                 self._watch_chan()
-
-    def _write_stdin(self) -> None:
-        if self._stdin_w is None:
-            return
-        try:
-            written = os.write(self._stdin_w, self._stdin_pending[:1 << 16])
-            self._stdin_pending = self._stdin_pending[written:]
-        except BlockingIOError:
-            return
-        except OSError as exc:
-            if exc.errno not in (errno.EPIPE, errno.EBADF):
-                raise
-            self._stdin_pending = b""
-        if not self._stdin_pending and self._stdin_close_when_done:
-            self._close_stdin()
-
-    def _close_stdin(self) -> None:
-        if self._stdin_w is not None:
-            self._unregister(self._stdin_w)
-            _close_quietly(self._stdin_w)
-            self._stdin_w = None
 
     def _await_exit(self, grace_s: float) -> None:
         limit = min(self.deadline, time.monotonic() + grace_s)

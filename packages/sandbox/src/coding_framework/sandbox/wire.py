@@ -30,7 +30,7 @@ CONTROL_BYTES = 128
 END = b"E"
 EXITED = b"X"
 DONE = b"D"
-RUN_FDS = {b"f": 3, b"p": 4, b"u": 4}  # function-call children read /dev/null, the others a stdin pipe
+RUN_FDS = {b"f": 3, b"p": 4, b"u": 3}  # programs get their stdin (a file); the others read /dev/null
 LIMIT_FIELDS = ("cpu_s", "memory_mb", "max_processes", "max_open_files", "max_file_bytes",
                 "max_value_bytes", "max_value_depth")
 
