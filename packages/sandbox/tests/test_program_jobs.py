@@ -185,10 +185,11 @@ def test_a_program_is_read_back_as_it_runs_whatever_encoding_it_declares(pool):
     assert contradicted.status is not Status.PASSED and "SyntaxError" in contradicted.stderr, contradicted
     # A cookie the text cannot be written in, or one Python reads no source in: a SyntaxError, as under
     # `python main.py` (it ran, round 46).
-    for program in ("# coding: ascii\nprint('é')\n", "# coding: utf-16\nprint(1)\n"):
+    for cookie, text in (("ascii", "print('é')"), ("utf-16", "print(1)"), ("rot13", "print(1)")):
+        program = f"# coding: {cookie}\n{text}\n"
         refused = pool.run(ProgramJob(program=program))
         assert refused.status is Status.ERROR and "SyntaxError" in refused.stderr, refused
-        assert not refused.stdout, refused
+        assert not refused.stdout and "coding_framework" not in refused.stderr, refused
 
 
 def test_an_uncaught_exception_is_reported_as_python_main_py_reports_it(pool):
@@ -275,6 +276,9 @@ def test_stdin_is_a_regular_file_as_under_a_contest_judge(pool):
     write = "import os\nos.write(os.open('/proc/self/fd/0', os.O_WRONLY), b'y')\n"
     sealed = pool.run(ProgramJob(program=write, stdin="x"))
     assert sealed.status is Status.ERROR and "PermissionError" in sealed.message, sealed
+    mode = "import fcntl, os\nprint(fcntl.fcntl(0, fcntl.F_GETFL) & os.O_ACCMODE)\n"
+    flags = pool.run(ProgramJob(program=mode, stdin="x"))
+    assert flags.stdout == "0\n", flags  # O_RDONLY, as `<` opens the file (round 47)
 
 
 def test_carriage_returns_reach_the_program_and_a_default_thread_pool_starts(pool):

@@ -346,7 +346,8 @@ def _run_program(chan: wire.FdChannel) -> int:
         encoding = _source_encoding(program)
         program = program.removeprefix("\ufeff")  # a byte-order mark, which reading the file skips
         source: str | bytes = program if encoding in ("utf-8", "utf-8-sig") else program.encode(encoding)
-    except (SyntaxError, UnicodeError) as exc:  # an unknown cookie, or one a byte-order mark contradicts
+    except (SyntaxError, UnicodeError, LookupError) as exc:  # an unknown cookie, one a byte-order mark
+        # contradicts, or a codec that is no text encoding (rot13, bz2: round 47)
         traceback.print_exception(SyntaxError, SyntaxError(str(exc)), None)
         return 1
     written = _write_program(filename, source)

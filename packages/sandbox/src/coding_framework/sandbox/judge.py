@@ -74,10 +74,12 @@ def stdin_file(data: bytes) -> int:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-    os.lseek(fd, 0, os.SEEK_SET)
     fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
                 fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
-    return fd
+    try:  # opened read-only, as `<` opens the file (round 47), at offset 0
+        return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.close(fd)
 
 
 class Zygote:

@@ -245,7 +245,8 @@ HARNESS_MODULES = ("coding_framework.sandbox.in_process_guard",
                    "coding_framework.sandbox.in_process_guard.thread_states",
                    "coding_framework.sandbox.in_process_guard.outside_calls",
                    "coding_framework.sandbox.suite_runner", "coding_framework.sandbox.wire",
-                   "coding_framework.sandbox.plain_data", "hmac", "hashlib", "types", "functools")
+                   "coding_framework.sandbox.plain_data", "coding_framework.sandbox.numpy_stand_ins", "hmac",
+                   "hashlib", "types", "functools")
 
 
 def make_harness_check(is_trusted: Callable[[types.CodeType], bool]) -> Callable[[], list[str]]:
