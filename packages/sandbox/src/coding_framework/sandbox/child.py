@@ -398,8 +398,9 @@ def _run_program(chan: wire.FdChannel) -> int:
 def _finalize(main: weakref.ref) -> bool:
     """The rest of the interpreter's exit, in its order (Py_FinalizeEx): flush sys.stdout and sys.stderr;
     collect garbage; put the standard streams back; drop `__main__` and collect again, so that its
-    objects' `__del__` methods and generators' `finally` blocks run with its globals still there; then
-    set what is left of the globals to None, names starting with `_` first; flush again, then the
+    objects' `__del__` methods and generators' `finally` blocks run with its globals still there (the
+    import system already off); then set what is left of the globals to None, names with a single
+    leading underscore first; flush again, then the
     streams the program started with, which it may have replaced while what it wrote to them was still
     buffered (round 41). A writer of the program's own, such as a module-level `os.fdopen(1, "w")`,
     flushes as it goes (its output was lost: round 44). False when a flush of sys.stdout or sys.stderr
