@@ -296,3 +296,16 @@ def test_carriage_returns_reach_the_program_and_a_default_thread_pool_starts(poo
     ])
     assert crlf.status is Status.PASSED, crlf
     assert threads.status is Status.PASSED, threads
+
+
+def test_daemon_threads_do_not_run_while_the_program_is_finalized(pool):
+    # The interpreter stops daemon threads when its exit begins; here one kept running through the
+    # finalization of the program's objects and printed (red-team round 46). The thread below waits for
+    # the destructor of a garbage cycle, which the collection at exit runs.
+    program = ("import threading, time\nstarted = threading.Event()\nfinalizing = threading.Event()\n"
+               "def late():\n    started.set()\n    finalizing.wait()\n    print('late', flush=True)\n"
+               "class Last:\n    def __del__(self):\n        finalizing.set()\n        time.sleep(0.3)\n"
+               "cycle = Last()\ncycle.me = cycle\ndel cycle\n"
+               "threading.Thread(target=late, daemon=True).start()\nstarted.wait()\nprint(3)\n")
+    verdict = pool.run(ProgramJob(program=program, expected_stdout="3", limits=Limits(timeout_s=10)))
+    assert verdict.status is Status.PASSED and verdict.stdout == "3\n", verdict
