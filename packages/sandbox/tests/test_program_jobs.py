@@ -309,3 +309,16 @@ def test_daemon_threads_do_not_run_while_the_program_is_finalized(pool):
                "threading.Thread(target=late, daemon=True).start()\nstarted.wait()\nprint(3)\n")
     verdict = pool.run(ProgramJob(program=program, expected_stdout="3", limits=Limits(timeout_s=10)))
     assert verdict.status is Status.PASSED and verdict.stdout == "3\n", verdict
+
+
+def test_threads_of_the_thread_module_are_stopped_at_exit_too(pool):
+    # Threads started with _thread.start_new_thread are not in threading.enumerate(): one printed the
+    # answer while a destructor ran at exit, where `python main.py` prints nothing (red-team round 48).
+    program = ("import _thread, threading, time\n"
+               "finalizing = threading.Event()\nstarted = threading.Event()\n"
+               "def late():\n    started.set()\n    finalizing.wait()\n    print(3, flush=True)\n"
+               "class Last:\n    def __del__(self):\n        finalizing.set()\n        time.sleep(0.3)\n"
+               "cycle = Last()\ncycle.me = cycle\ndel cycle\n"
+               "_thread.start_new_thread(late, ())\nstarted.wait()\n")
+    verdict = pool.run(ProgramJob(program=program, expected_stdout="3", limits=Limits(timeout_s=10)))
+    assert verdict.stdout == "" and verdict.status is Status.FAILED, verdict

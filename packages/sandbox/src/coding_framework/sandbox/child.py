@@ -434,17 +434,19 @@ def _finalize(main: weakref.ref) -> bool:
 
 
 def _stop_daemon_threads() -> None:
-    """The interpreter lets no daemon thread run once its exit has begun; here each one still running is
+    """The interpreter lets no other thread run once its exit has begun (the non-daemon ones are joined by
+    then); here each one still running, daemon threads and those of `_thread.start_new_thread` alike, is
     sent SystemExit, which it raises as soon as it runs again, before the program's objects are
-    finalized (a daemon thread printed, or ticked, through that finalization: red-team round 46)."""
-    others = [t for t in threading.enumerate()
-              if t.daemon and t.ident is not None and t is not threading.current_thread()]
+    finalized (a daemon thread printed, or ticked, through that finalization: red-team rounds 46, 48).
+    Not a freeze: an `except`/`finally` of such a thread may still run then (README)."""
+    main = threading.get_ident()
+    others = [ident for ident in sys._current_frames() if ident != main]
     if not others:
         return
     import ctypes
 
-    for thread in others:
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(SystemExit))
+    for ident in others:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(SystemExit))
 
 
 def _flush_std(report: bool = True) -> bool:
