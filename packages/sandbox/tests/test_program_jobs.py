@@ -298,15 +298,20 @@ def test_carriage_returns_reach_the_program_and_a_default_thread_pool_starts(poo
     assert threads.status is Status.PASSED, threads
 
 
+# A thread that prints `{said}` once the destructor of a garbage cycle runs, which only the collection at
+# exit does, started by `{start}`; the program prints `{main_prints}` itself.
+LATE_THREAD = ("import _thread, threading, time\n"
+               "started = threading.Event()\nfinalizing = threading.Event()\n"
+               "def late():\n    started.set()\n    finalizing.wait()\n    print({said!r}, flush=True)\n"
+               "class Last:\n    def __del__(self):\n        finalizing.set()\n        time.sleep(0.3)\n"
+               "cycle = Last()\ncycle.me = cycle\ndel cycle\n{start}\nstarted.wait()\n{main_prints}\n")
+
+
 def test_daemon_threads_do_not_run_while_the_program_is_finalized(pool):
     # The interpreter stops daemon threads when its exit begins; here one kept running through the
-    # finalization of the program's objects and printed (red-team round 46). The thread below waits for
-    # the destructor of a garbage cycle, which the collection at exit runs.
-    program = ("import threading, time\nstarted = threading.Event()\nfinalizing = threading.Event()\n"
-               "def late():\n    started.set()\n    finalizing.wait()\n    print('late', flush=True)\n"
-               "class Last:\n    def __del__(self):\n        finalizing.set()\n        time.sleep(0.3)\n"
-               "cycle = Last()\ncycle.me = cycle\ndel cycle\n"
-               "threading.Thread(target=late, daemon=True).start()\nstarted.wait()\nprint(3)\n")
+    # finalization of the program's objects and printed (red-team round 46).
+    program = LATE_THREAD.format(said="late", start="threading.Thread(target=late, daemon=True).start()",
+                                 main_prints="print(3)")
     verdict = pool.run(ProgramJob(program=program, expected_stdout="3", limits=Limits(timeout_s=10)))
     assert verdict.status is Status.PASSED and verdict.stdout == "3\n", verdict
 
@@ -314,11 +319,6 @@ def test_daemon_threads_do_not_run_while_the_program_is_finalized(pool):
 def test_threads_of_the_thread_module_are_stopped_at_exit_too(pool):
     # Threads started with _thread.start_new_thread are not in threading.enumerate(): one printed the
     # answer while a destructor ran at exit, where `python main.py` prints nothing (red-team round 48).
-    program = ("import _thread, threading, time\n"
-               "finalizing = threading.Event()\nstarted = threading.Event()\n"
-               "def late():\n    started.set()\n    finalizing.wait()\n    print(3, flush=True)\n"
-               "class Last:\n    def __del__(self):\n        finalizing.set()\n        time.sleep(0.3)\n"
-               "cycle = Last()\ncycle.me = cycle\ndel cycle\n"
-               "_thread.start_new_thread(late, ())\nstarted.wait()\n")
+    program = LATE_THREAD.format(said="3", start="_thread.start_new_thread(late, ())", main_prints="")
     verdict = pool.run(ProgramJob(program=program, expected_stdout="3", limits=Limits(timeout_s=10)))
     assert verdict.stdout == "" and verdict.status is Status.FAILED, verdict

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 import time
 
@@ -289,22 +290,14 @@ def _builtin_exception(name: str) -> type | None:
     return cls if isinstance(cls, type) and issubclass(cls, Exception) else None
 
 
-_subclasses: dict[tuple[str, tuple[type, ...]], type] = {}
-
-
+@functools.lru_cache(maxsize=256)
 def _named_subclass(name: str, bases: tuple[type, ...]) -> type:
     """A trusted subclass of the built-in exceptions `bases` called `name` (the first base alone for a
     name no class may have, or bases no class may combine: OSError's layout and ValueError's)."""
-    cls = _subclasses.get((name, bases))
-    if cls is None:
-        if len(_subclasses) >= 256:
-            _subclasses.clear()
-        try:
-            cls = type(name, bases, {"__module__": "candidate", "__str__": _message_sent})
-        except Exception:
-            cls = bases[0]
-        _subclasses[(name, bases)] = cls
-    return cls
+    try:
+        return type(name, bases, {"__module__": "candidate", "__str__": _message_sent})
+    except Exception:
+        return bases[0]
 
 
 def _message_sent(exc: BaseException) -> str:
