@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from coding_framework.sandbox import Limits, ProgramJob, Status
 
 SUM = "import sys\nprint(sum(map(int, sys.stdin.read().split())))\n"
@@ -322,3 +324,33 @@ def test_threads_of_the_thread_module_are_stopped_at_exit_too(pool):
     program = LATE_THREAD.format(said="3", start="_thread.start_new_thread(late, ())", main_prints="")
     verdict = pool.run(ProgramJob(program=program, expected_stdout="3", limits=Limits(timeout_s=10)))
     assert verdict.stdout == "" and verdict.status is Status.FAILED, verdict
+
+
+# A daemon thread that idles in `{body}`'s try block, and a garbage cycle whose destructor, run by the
+# collection at exit, gives up the GIL for 50 ms: time enough for the thread to run, were it still let.
+FROZEN_AT_EXIT = ("import os, sys, threading, time\n"
+                  "class Slow:\n    def __del__(self):\n        time.sleep(0.05)\n"
+                  "slow = Slow()\nslow.me = slow\ndel slow\n"
+                  "def idle():\n    try:\n        while True:\n            time.sleep(0.001)\n{body}\n"
+                  "threading.Thread(target=idle, daemon=True).start()\ntime.sleep(0.02)\n{main}\n")
+
+
+@pytest.mark.parametrize(("body", "main", "stdout", "code"), [
+    # A crash that a daemon thread turned into exit status 0 from its handler: a false pass for a program
+    # that printed the answer first (red-team round 48's open case).
+    ("    except SystemExit:\n        os._exit(0)\n    finally:\n        os._exit(0)",
+     "print(3)\nraise ValueError('boom')", "3\n", 1),
+    # An honest ticker's `finally` printed at exit, where `python main.py` prints nothing: a false fail.
+    ("    finally:\n        print('bye', flush=True)", "print(3)", "3\n", 0),
+], ids=["crash-made-exit-0", "ticker-finally"])
+def test_other_threads_are_frozen_at_exit_as_the_interpreter_freezes_them(pool, body, main, stdout, code):
+    verdict = pool.run(ProgramJob(program=FROZEN_AT_EXIT.format(body=body, main=main), expected_stdout="3",
+                                  limits=Limits(timeout_s=10)))
+    assert (verdict.stdout, verdict.return_code) == (stdout, code), verdict
+    assert verdict.status is (Status.PASSED if code == 0 else Status.ERROR), verdict
+
+
+def test_destructors_at_exit_see_the_interpreter_finalizing(pool):
+    program = ("import sys\nclass A:\n    def __del__(self):\n        print(sys.is_finalizing())\n"
+               "a = A()\nprint(sys.is_finalizing())\n")
+    assert pool.run(ProgramJob(program=program)).stdout == "False\nTrue\n"

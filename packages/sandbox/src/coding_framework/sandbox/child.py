@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import ctypes
 import gc
 import importlib.machinery
 import io
@@ -396,18 +397,20 @@ def _run_program(chan: wire.FdChannel) -> int:
 
 
 def _finalize(main: weakref.ref) -> bool:
-    """The rest of the interpreter's exit, in its order (Py_FinalizeEx): flush sys.stdout and sys.stderr;
-    collect garbage; put the standard streams back; drop `__main__` and collect again, so that its
-    objects' `__del__` methods and generators' `finally` blocks run with its globals still there (the
-    import system already off); then set what is left of the globals to None, names with a single
-    leading underscore first; flush again, then the
-    streams the program started with, which it may have replaced while what it wrote to them was still
-    buffered (round 41). A writer of the program's own, such as a module-level `os.fdopen(1, "w")`,
-    flushes as it goes (its output was lost: round 44). False when a flush of sys.stdout or sys.stderr
-    failed, which makes `python main.py` exit 120."""
+    """The rest of the interpreter's exit, in its order (Py_FinalizeEx): no other thread runs from here
+    on; flush sys.stdout and sys.stderr; collect garbage; put the standard streams back; drop `__main__`
+    and collect again, so that its objects' `__del__` methods and generators' `finally` blocks run with
+    its globals still there (the import system already off); then set what is left of the globals to
+    None, names with a single leading underscore first; flush again, then the streams the program
+    started with, which it may have replaced while what it wrote to them was still buffered (round 41).
+    A writer of the program's own, such as a module-level `os.fdopen(1, "w")`, flushes as it goes (its
+    output was lost: round 44). False when a flush of sys.stdout or sys.stderr failed, which makes
+    `python main.py` exit 120."""
+    with contextlib.suppress(BaseException):
+        if not _freeze_other_threads():
+            _stop_other_threads()
     flushed = _flush_std()
     with contextlib.suppress(BaseException):
-        _stop_daemon_threads()
         if gc.isenabled():  # as the interpreter's first collection at exit (a program may disable it)
             gc.collect()
         sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
@@ -433,18 +436,44 @@ def _finalize(main: weakref.ref) -> bool:
     return flushed
 
 
-def _stop_daemon_threads() -> None:
-    """The interpreter lets no other thread run once its exit has begun (the non-daemon ones are joined by
-    then); here each one still running, daemon threads and those of `_thread.start_new_thread` alike, is
-    sent SystemExit, which it raises as soon as it runs again, before the program's objects are
-    finalized (a daemon thread printed, or ticked, through that finalization: red-team rounds 46, 48).
-    Not a freeze: an `except`/`finally` of such a thread may still run then (README)."""
+# CPython 3.11's `_PyRuntimeState` starts with five ints (_initialized, preinitializing, preinitialized,
+# core_initialized, initialized), then `_finalizing`: the thread state of the thread that finalizes the
+# runtime, NULL until then. Any other thread that finds it set when it next takes the GIL exits.
+_RUNTIME_HEAD = (1, 0, 1, 1, 1)
+_FINALIZING_OFFSET = 24
+
+
+def _freeze_other_threads() -> bool:
+    """What Py_FinalizeEx does once the non-daemon threads are joined and atexit has run: it marks the
+    runtime as finalized by this thread, so every other thread (daemon threads, those of
+    `_thread.start_new_thread`) exits where it next takes the GIL, before the program's objects are
+    finalized, and runs no `except` or `finally` of its own. A daemon thread printed, ticked or exited
+    0 through that finalization while it was only sent SystemExit (red-team rounds 46, 48). The flag
+    has no API: it is written where this interpreter's layout puts it, after checking that the fields
+    before it hold what a running interpreter has there and that `sys.is_finalizing()` then says so.
+    False, with nothing changed, where that check fails (another CPython)."""
+    if sys.version_info[:2] != (3, 11):
+        return False
+    try:
+        base = ctypes.addressof(ctypes.c_int.in_dll(ctypes.pythonapi, "_PyRuntime"))
+    except ValueError:
+        return False
+    finalizing = ctypes.c_void_p.from_address(base + _FINALIZING_OFFSET)
+    if tuple((ctypes.c_int * len(_RUNTIME_HEAD)).from_address(base)) != _RUNTIME_HEAD or finalizing.value:
+        return False
+    finalizing.value = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))()
+    if sys.is_finalizing():
+        return True
+    finalizing.value = None
+    return False
+
+
+def _stop_other_threads() -> None:
+    """Where the runtime cannot be marked as finalizing (not CPython 3.11): each other thread still
+    running is sent SystemExit, which it raises as soon as it runs again. Not a freeze: an
+    `except`/`finally` of such a thread may still run then."""
     main = threading.get_ident()
     others = [ident for ident in sys._current_frames() if ident != main]
-    if not others:
-        return
-    import ctypes
-
     for ident in others:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(SystemExit))
 
