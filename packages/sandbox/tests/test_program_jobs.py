@@ -354,3 +354,19 @@ def test_destructors_at_exit_see_the_interpreter_finalizing(pool):
     program = ("import sys\nclass A:\n    def __del__(self):\n        print(sys.is_finalizing())\n"
                "a = A()\nprint(sys.is_finalizing())\n")
     assert pool.run(ProgramJob(program=program)).stdout == "False\nTrue\n"
+
+
+def test_exit_empties_sys_modules_and_gives_the_builtins_back_as_the_interpreter_does(pool):
+    # A destructor at exit could import a module already loaded, kept an object the program stored on
+    # builtins alive forever (it was never finalized), and ran the program's replacement of `print`;
+    # under `python main.py` the import fails, the object is finalized, and the interpreter's own
+    # builtins are back, without `open` and the names `site` adds.
+    program = ("import builtins, sys, time\nclass Kept:\n    def __del__(self):\n        try:\n"
+               "            import time\n        except ImportError as exc:\n"
+               "            print('import:', exc)\n"
+               "        print(sorted(n for n in ('open', 'exit', 'kept', 'print') if n in vars(builtins)))\n"
+               "builtins.kept = Kept()\nbuiltins.print = lambda *args: sys.stdout.write('patched\\n')\n"
+               "print('main')\n")
+    verdict = pool.run(ProgramJob(program=program))
+    assert verdict.stdout == ("patched\nimport: sys.meta_path is None, Python is likely shutting down\n"
+                              "['print']\n"), verdict

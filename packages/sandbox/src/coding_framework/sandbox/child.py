@@ -41,6 +41,9 @@ SHARED_UID_TASKS = 0
 
 
 _STARTING_STREAMS: list = []  # the child's own stdout and stderr (prepare_zygote)
+# The builtins a program's exit gives back (prepare_zygote), as Py_FinalizeEx gives back the copy it made
+# of them at start-up: before `open` was set, and before `site` added exit, quit, help and the like.
+_BUILTINS_AT_START: dict = {}
 
 
 def prepare_zygote(workdir: str) -> None:
@@ -65,6 +68,8 @@ def prepare_zygote(workdir: str) -> None:
         stream.mode = mode
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
     _STARTING_STREAMS[:] = [sys.stdout, sys.stderr]
+    _BUILTINS_AT_START.update((name, value) for name, value in vars(builtins).items()
+                              if name != "open" and type(value).__module__ != "_sitebuiltins")
     sys.argv = ["main.py"]
     global DUMPABLE_AFTER_SETUID
     try:
@@ -398,9 +403,10 @@ def _run_program(chan: wire.FdChannel) -> int:
 
 def _finalize(main: weakref.ref) -> bool:
     """The rest of the interpreter's exit, in its order (Py_FinalizeEx): no other thread runs from here
-    on; flush sys.stdout and sys.stderr; collect garbage; put the standard streams back; drop `__main__`
-    and collect again, so that its objects' `__del__` methods and generators' `finally` blocks run with
-    its globals still there (the import system already off); then set what is left of the globals to
+    on; flush sys.stdout and sys.stderr; collect garbage; put the standard streams back; turn the import
+    system off, empty sys.modules and give builtins back their start-up names; collect again, so that
+    `__main__`'s objects' `__del__` methods and generators' `finally` blocks run with its globals still
+    there; then set what is left of the globals to
     None, names with a single leading underscore first; flush again, then the streams the program
     started with, which it may have replaced while what it wrote to them was still buffered (round 41).
     A writer of the program's own, such as a module-level `os.fdopen(1, "w")`, flushes as it goes (its
@@ -416,8 +422,16 @@ def _finalize(main: weakref.ref) -> bool:
         sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
         for name in ("path", "argv", "path_hooks", "path_importer_cache", "meta_path"):
             setattr(sys, name, None)  # as the interpreter's: an import from here on fails (round 46)
-        if sys.modules.get("__main__") is main():
-            del sys.modules["__main__"]
+        # As the interpreter's: sys.modules emptied (an import of a module already loaded fails too), and
+        # builtins given back their own names, so that what the program put there is finalized and its
+        # replacement of `print` gone. The modules stay alive: this module's code below runs on them.
+        loaded = [module for module in sys.modules.values() if module is not main()]
+        sys.modules.clear()
+        names = builtins.__dict__  # looked up once: no builtin can be between clear() and update()
+        dropped = names.copy()  # finalized once the builtins are back, as the interpreter's
+        names.clear()
+        names.update(_BUILTINS_AT_START)
+        del names, dropped
         gc.collect()
         module = main()
         if module is not None:  # still referenced: cleared as the interpreter clears a module
@@ -429,6 +443,7 @@ def _finalize(main: weakref.ref) -> bool:
                         namespace[key] = None
             del module, namespace
             gc.collect()
+        del loaded
     flushed = _flush_std(report=flushed) and flushed
     for stream in _STARTING_STREAMS:
         with contextlib.suppress(BaseException):
