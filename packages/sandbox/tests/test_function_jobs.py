@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from coding_framework.sandbox import FunctionCallJob, Limits, Status
@@ -212,7 +210,16 @@ def test_trusted_tests_draw_the_same_random_inputs_whatever_ran_before(pool):
                  "import random\nfor _ in range(5):\n    assert f(random.random()) < 0.5\n")
     jobs = [draw, greedy, draw, greedy, greedy, draw, draw, greedy, draw]
     drawn = [v.message for j, v in zip(jobs, pool.run_many(jobs), strict=True) if j is draw]
-    assert drawn == [f"assert f(x) < 0, x  # {random.Random(0).random()!r}"] * 5, drawn
+    assert len(drawn) == 5 and len(set(drawn)) == 1 and drawn[0].startswith("assert f(x) < 0, x  # 0."), drawn
+
+
+def test_a_candidate_cannot_predict_the_trusted_tests_random_inputs(pool):
+    # The judge's `random` started every job from seed 0: a completion that made the test's draws itself
+    # returned the expected answers without reading its input (HumanEval 38 and 50; red-team round 49).
+    guess = job("import random\ndef f(x):\n    return random.Random(0).random()\n",
+                "import random\nx = random.random()\nassert f(x) == x\n")
+    verdict = pool.run(guess)
+    assert verdict.status is Status.FAILED, verdict
 
 
 def test_unsendable_argument_is_a_sandbox_error(pool):

@@ -342,7 +342,11 @@ FROZEN_AT_EXIT = ("import os, sys, threading, time\n"
      "print(3)\nraise ValueError('boom')", "3\n", 1),
     # An honest ticker's `finally` printed at exit, where `python main.py` prints nothing: a false fail.
     ("    finally:\n        print('bye', flush=True)", "print(3)", "3\n", 0),
-], ids=["crash-made-exit-0", "ticker-finally"])
+    # The first case, from a program that replaced what the exit's freeze looked up at exit (round 49).
+    ("    except SystemExit:\n        os._exit(0)\n    finally:\n        os._exit(0)",
+     "sys.is_finalizing = lambda: False\nprint(3)\nraise ValueError('boom')",
+     "3\n", 1),
+], ids=["crash-made-exit-0", "ticker-finally", "freeze-looked-up-at-exit"])
 def test_other_threads_are_frozen_at_exit_as_the_interpreter_freezes_them(pool, body, main, stdout, code):
     verdict = pool.run(ProgramJob(program=FROZEN_AT_EXIT.format(body=body, main=main), expected_stdout="3",
                                   limits=Limits(timeout_s=10)))
@@ -370,3 +374,20 @@ def test_exit_empties_sys_modules_and_gives_the_builtins_back_as_the_interpreter
     verdict = pool.run(ProgramJob(program=program))
     assert verdict.stdout == ("patched\nimport: sys.meta_path is None, Python is likely shutting down\n"
                               "['print']\n"), verdict
+
+
+def test_signal_handlers_are_dropped_before_the_programs_objects_are_finalized(pool):
+    # As the interpreter's exit (_PySignal_Fini): a SIGALRM handler printed the answer while a destructor
+    # ran at exit, where `python main.py` dies of the signal; and a handler kept `__main__`'s globals
+    # alive, so the destructor that printed an honest program's answer never ran (red-team round 49).
+    alarm = ("import os, signal, time\nsignal.signal(signal.SIGALRM, lambda *_: os.write(1, b'3\\n'))\n"
+             "class Slow:\n    def __init__(self):\n        self.me = self\n"
+             "    def __del__(self, sleep=time.sleep):\n        sleep(0.3)\n"
+             "Slow()\nsignal.setitimer(signal.ITIMER_REAL, 0.1)\n")
+    kept = ("import signal\ndef on_term(*_):\n    raise SystemExit(1)\n"
+            "signal.signal(signal.SIGTERM, on_term)\n"
+            "class Out:\n    def __del__(self):\n        print(3)\nout = Out()\n")
+    alarmed, honest = pool.run_many([ProgramJob(program=alarm, expected_stdout="3"),
+                                     ProgramJob(program=kept, expected_stdout="3")])
+    assert alarmed.status is Status.ERROR and alarmed.stdout == "" and "SIGALRM" in alarmed.message, alarmed
+    assert honest.status is Status.PASSED, honest

@@ -16,6 +16,7 @@ import importlib.machinery
 import io
 import linecache
 import os
+import signal
 import socket
 import sys
 import threading
@@ -44,6 +45,9 @@ _STARTING_STREAMS: list = []  # the child's own stdout and stderr (prepare_zygot
 # The builtins a program's exit gives back (prepare_zygote), as Py_FinalizeEx gives back the copy it made
 # of them at start-up: before `open` was set, and before `site` added exit, quit, help and the like.
 _BUILTINS_AT_START: dict = {}
+# What a program's exit runs on, taken by prepare_zygote before any program: a program that replaces
+# sys.is_finalizing, sys.version_info, gc.collect or signal.signal changes nothing at its exit (round 49).
+_EXIT: dict = {}
 
 
 def prepare_zygote(workdir: str) -> None:
@@ -71,6 +75,9 @@ def prepare_zygote(workdir: str) -> None:
     _BUILTINS_AT_START.update((name, value) for name, value in vars(builtins).items()
                               if name != "open" and type(value).__module__ != "_sitebuiltins")
     sys.argv = ["main.py"]
+    _EXIT.update(finalizing_flag=_finalizing_flag(), is_finalizing=sys.is_finalizing, collect=gc.collect,
+                 gc_enabled=gc.isenabled, getsignal=signal.getsignal, setsignal=signal.signal,
+                 signals=tuple(signal.valid_signals()))
     global DUMPABLE_AFTER_SETUID
     try:
         with open("/proc/sys/fs/suid_dumpable") as fh:
@@ -403,24 +410,32 @@ def _run_program(chan: wire.FdChannel) -> int:
 
 def _finalize(main: weakref.ref) -> bool:
     """The rest of the interpreter's exit, in its order (Py_FinalizeEx): no other thread runs from here
-    on; flush sys.stdout and sys.stderr; collect garbage; put the standard streams back; turn the import
-    system off, empty sys.modules and give builtins back their start-up names; collect again, so that
-    `__main__`'s objects' `__del__` methods and generators' `finally` blocks run with its globals still
-    there; then set what is left of the globals to
-    None, names with a single leading underscore first; flush again, then the streams the program
-    started with, which it may have replaced while what it wrote to them was still buffered (round 41).
+    on; flush sys.stdout and sys.stderr; signals back to their default actions; collect garbage; put the
+    standard streams back; turn the import system off, empty sys.modules and give builtins back their
+    start-up names; collect again, so that `__main__`'s objects' `__del__` methods and generators'
+    `finally` blocks run with its globals still there; then set what is left of the globals to None,
+    names with a single leading underscore first; flush again, then the streams the program started
+    with, which it may have replaced while what it wrote to them was still buffered (round 41).
     A writer of the program's own, such as a module-level `os.fdopen(1, "w")`, flushes as it goes (its
     output was lost: round 44). False when a flush of sys.stdout or sys.stderr failed, which makes
     `python main.py` exit 120."""
-    with contextlib.suppress(BaseException):
-        if not _freeze_other_threads():
+    try:
+        frozen = _freeze_other_threads()
+    except BaseException:
+        frozen = False
+    if not frozen:
+        with contextlib.suppress(BaseException):
             _stop_other_threads()
     flushed = _flush_std()
     with contextlib.suppress(BaseException):
-        if gc.isenabled():  # as the interpreter's first collection at exit (a program may disable it)
-            gc.collect()
+        _drop_signal_handlers()
+    collect = _EXIT["collect"]
+    with contextlib.suppress(BaseException):
+        if _EXIT["gc_enabled"]():  # as the interpreter's first collection at exit (a program may disable it)
+            collect()
         sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
-        for name in ("path", "argv", "path_hooks", "path_importer_cache", "meta_path"):
+        for name in ("path", "argv", "ps1", "ps2", "last_type", "last_value", "last_traceback", "path_hooks",
+                     "path_importer_cache", "meta_path", "__interactivehook__"):
             setattr(sys, name, None)  # as the interpreter's: an import from here on fails (round 46)
         # As the interpreter's: sys.modules emptied (an import of a module already loaded fails too), and
         # builtins given back their own names, so that what the program put there is finalized and its
@@ -432,7 +447,7 @@ def _finalize(main: weakref.ref) -> bool:
         names.clear()
         names.update(_BUILTINS_AT_START)
         del names, dropped
-        gc.collect()
+        collect()
         module = main()
         if module is not None:  # still referenced: cleared as the interpreter clears a module
             namespace = module.__dict__
@@ -442,7 +457,7 @@ def _finalize(main: weakref.ref) -> bool:
                     if key != "__builtins__":
                         namespace[key] = None
             del module, namespace
-            gc.collect()
+            collect()
         del loaded
     flushed = _flush_std(report=flushed) and flushed
     for stream in _STARTING_STREAMS:
@@ -458,29 +473,51 @@ _RUNTIME_HEAD = (1, 0, 1, 1, 1)
 _FINALIZING_OFFSET = 24
 
 
+def _finalizing_flag() -> tuple | None:
+    """`_PyRuntime._finalizing` and a function that gives this thread's state, where this interpreter's
+    layout is CPython 3.11's: the fields before it hold what a running interpreter has there, and writing
+    it turns `sys.is_finalizing()` true (checked here, in the zygote, then undone). None elsewhere."""
+    if sys.version_info[:2] != (3, 11) or len(sys._current_frames()) != 1:  # no thread may take the GIL
+        return None
+    try:
+        base = ctypes.addressof(ctypes.c_int.in_dll(ctypes.pythonapi, "_PyRuntime"))
+    except ValueError:
+        return None
+    flag = ctypes.c_void_p.from_address(base + _FINALIZING_OFFSET)
+    if tuple((ctypes.c_int * len(_RUNTIME_HEAD)).from_address(base)) != _RUNTIME_HEAD or flag.value:
+        return None
+    thread_state = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))
+    flag.value = thread_state()
+    works = sys.is_finalizing()
+    flag.value = None
+    return (flag, thread_state) if works and not sys.is_finalizing() else None
+
+
 def _freeze_other_threads() -> bool:
     """What Py_FinalizeEx does once the non-daemon threads are joined and atexit has run: it marks the
     runtime as finalized by this thread, so every other thread (daemon threads, those of
     `_thread.start_new_thread`) exits where it next takes the GIL, before the program's objects are
     finalized, and runs no `except` or `finally` of its own. A daemon thread printed, ticked or exited
     0 through that finalization while it was only sent SystemExit (red-team rounds 46, 48). The flag
-    has no API: it is written where this interpreter's layout puts it, after checking that the fields
-    before it hold what a running interpreter has there and that `sys.is_finalizing()` then says so.
-    False, with nothing changed, where that check fails (another CPython)."""
-    if sys.version_info[:2] != (3, 11):
+    has no API: it is written where prepare_zygote found it (`_finalizing_flag`). False where there is
+    none (another CPython) or the write did not take."""
+    if _EXIT["finalizing_flag"] is None:
         return False
-    try:
-        base = ctypes.addressof(ctypes.c_int.in_dll(ctypes.pythonapi, "_PyRuntime"))
-    except ValueError:
-        return False
-    finalizing = ctypes.c_void_p.from_address(base + _FINALIZING_OFFSET)
-    if tuple((ctypes.c_int * len(_RUNTIME_HEAD)).from_address(base)) != _RUNTIME_HEAD or finalizing.value:
-        return False
-    finalizing.value = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))()
-    if sys.is_finalizing():
-        return True
-    finalizing.value = None
-    return False
+    flag, thread_state = _EXIT["finalizing_flag"]
+    flag.value = thread_state()
+    return _EXIT["is_finalizing"]()
+
+
+def _drop_signal_handlers() -> None:
+    """As the interpreter's exit does next (_PySignal_Fini): every signal with a handler of the program's
+    goes back to its default action, so none runs while the program's objects are finalized (a SIGALRM
+    handler printed the answer there; round 49), and the handlers no longer keep `__main__`'s globals
+    alive (a `__del__` that printed the answer never ran)."""
+    getsignal, setsignal = _EXIT["getsignal"], _EXIT["setsignal"]
+    for signum in _EXIT["signals"]:
+        with contextlib.suppress(ValueError, OSError, TypeError):
+            if getsignal(signum) not in (signal.SIG_DFL, signal.SIG_IGN, None):
+                setsignal(signum, signal.SIG_DFL)
 
 
 def _stop_other_threads() -> None:

@@ -51,10 +51,6 @@ MAX_JOB_BYTES = 1 << 30
 # How long the recording run of a test may take (speculation.py): a slower test just sends fewer calls
 # ahead, and wastes at most this much on its second run.
 RECORDING_BUDGET_S = 0.05
-# Where the trusted code's `random` starts in every function-call job: tests that draw their inputs
-# (HumanEval 38, 50, 53) get the same ones whatever ran before in this judge, so a sample's verdict
-# does not depend on which samples, passing or failing where, shared its worker before it.
-TEST_RANDOM_STATE = random.Random(0).getstate()
 
 
 # Judged once per judge at start-up (Judge.start).
@@ -256,8 +252,15 @@ class Zygote:
 class Judge:
     """Runs jobs (as dicts from the pool) and returns verdicts (as dicts)."""
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, test_seed: int | None = None):
         self.zygote = Zygote(config)
+        # Where the trusted code's `random` starts in every function-call job: tests that draw their
+        # inputs (HumanEval 38, 50, 53) get the same ones whatever ran before in this judge, so a
+        # sample's verdict does not depend on which samples, passing or failing where, shared its
+        # worker before it. From the pool's secret seed (the same in all its judges), never a constant
+        # or anything the zygote is told: with seed 0, a completion that made the test's draws itself
+        # returned the expected answers in order without reading its input (red-team round 49).
+        self.test_random_state = random.Random(test_seed).getstate()
         self.alarm = _Alarm()
         self.abandoned = False  # set by the lifeline thread: nobody will read this judge's verdicts
         try:
@@ -380,7 +383,7 @@ class Judge:
 
     # -- function-call jobs ----------------------------------------------------------------------
     def _run_function(self, job: dict, limits: Limits, started: float) -> dict:
-        random.setstate(TEST_RANDOM_STATE)
+        random.setstate(self.test_random_state)
         sent_ahead = self._record_calls(job, limits, started + limits.timeout_s)
         result = self._function_attempt(job, limits, started, started + limits.timeout_s, sent_ahead)
         if isinstance(result, list):
@@ -728,7 +731,8 @@ def serve(sock: socket.socket, config: dict, spawned: tuple[subprocess.Popen, so
     from coding_framework.sandbox.isolation import set_process_name
 
     set_process_name("cf-judge")
-    judge = Judge(config)
+    test_seed = config.pop("test_seed", None)  # the judge's alone: the zygote gets the rest of `config`
+    judge = Judge(config, test_seed)
     try:
         hello = {"op": "hello", "report": judge.start(spawned)}
     except Exception as exc:

@@ -7,6 +7,7 @@ import json
 import logging
 import marshal
 import os
+import secrets
 import select
 import signal
 import socket
@@ -225,7 +226,9 @@ class SandboxPool:
                   "work_mb": work_dir_mb, "work_parent": tempfile.gettempdir(),
                   "host_memory_floor_mb": host_memory_floor_mb,
                   "visible": default_visible() + [os.path.realpath(p) for p in visible_paths],
-                  "hidden": default_hidden() + [os.path.realpath(p) for p in hidden_paths]}
+                  "hidden": default_hidden() + [os.path.realpath(p) for p in hidden_paths],
+                  # Where trusted tests' `random` starts in each job (Judge): secret, one for the pool.
+                  "test_seed": secrets.randbits(64)}
         if use_cgroups:
             with contextlib.suppress(OSError):
                 sweep_stale()  # left behind by pools whose process was killed
