@@ -17,6 +17,17 @@ def test_limits_defaults_are_sane():
     assert Limits.from_dict(limits.to_dict()) == limits
 
 
+@pytest.mark.parametrize(("cores", "expected"), [(2, 64), (48, 64), (64, 80), (192, 208), (None, 64)])
+def test_default_process_cap_fits_a_default_sized_process_pool(monkeypatch, cores, expected):
+    # multiprocessing.Pool() starts os.cpu_count() workers (the host's cores, as the sample sees them)
+    # and up to four threads of its own: a fixed cap of 64 failed correct programs on hosts of 60+ cores.
+    from coding_framework.sandbox import limits as limits_module
+
+    monkeypatch.setattr(limits_module.os, "cpu_count", lambda: cores)
+    assert Limits().max_processes == expected
+    assert Limits(max_processes=8).max_processes == 8
+
+
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"timeout_s": 0}, "timeout_s"), ({"timeout_s": float("inf")}, "finite"), ({"memory_mb": 10}, "64 MiB"),
     ({"max_processes": 1}, "max_processes"), ({"max_output_bytes": -1}, "max_output_bytes"),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+import os
+from dataclasses import dataclass, field, fields
 
 # Largest value of each limit: beyond these the kernel refuses the rlimit or its byte count overflows,
 # and the child could not start (a week of wall time is past any test's need).
@@ -11,6 +12,14 @@ _MAXIMA = {"timeout_s": 7 * 86400.0, "cpu_s": 7 * 86400.0, "memory_mb": 1 << 20,
            "max_processes": 1 << 22, "max_open_files": 1 << 20, "max_file_bytes": 1 << 40,
            "max_value_bytes": 1 << 40, "max_value_depth": 500}
 _UNITS = {"timeout_s": " s", "cpu_s": " s", "memory_mb": " MiB (1 TiB)"}
+
+
+def default_max_processes() -> int:
+    """64, or more where a pool of the default size would not fit: `multiprocessing.Pool()` and
+    `ProcessPoolExecutor()` start os.cpu_count() workers (the host's cores: a sample's view of the
+    machine is the host's) beside the main thread and up to four threads of their own, so on a host
+    of 60 cores and more a correct program using one failed here and ran under `python main.py`."""
+    return max(64, (os.cpu_count() or 1) + 16)
 
 
 @dataclass(frozen=True)
@@ -28,9 +37,10 @@ class Limits:
     """Address-space cap of each candidate process in MiB (RLIMIT_AS)."""
     max_output_bytes: int = 1 << 20
     """Cap on each of stdout and stderr; more output ends the job with status output_limit."""
-    max_processes: int = 64
-    """Processes and threads the candidate may have at once (RLIMIT_NPROC in its own user namespace);
-    64 fits a ThreadPoolExecutor of its default size (up to 32 workers) beside the main thread."""
+    max_processes: int = field(default_factory=default_max_processes)
+    """Processes and threads the candidate may have at once (RLIMIT_NPROC in its own user namespace).
+    Default 64, which fits a ThreadPoolExecutor of its default size (up to 32 workers) beside the main
+    thread, or the host's core count + 16 where that is more (default_max_processes)."""
     max_open_files: int = 256
     """RLIMIT_NOFILE of the candidate."""
     max_file_bytes: int = 16 << 20
