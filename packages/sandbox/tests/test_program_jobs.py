@@ -391,3 +391,29 @@ def test_signal_handlers_are_dropped_before_the_programs_objects_are_finalized(p
                                      ProgramJob(program=kept, expected_stdout="3")])
     assert alarmed.status is Status.ERROR and alarmed.stdout == "" and "SIGALRM" in alarmed.message, alarmed
     assert honest.status is Status.PASSED, honest
+
+
+@pytest.mark.parametrize(("program", "stdout", "code"), [
+    # Each replaces something the sandbox's exit used, which the interpreter's own exit does not read
+    # (red-team round 50): the exit code of `sys.exit` from an int subclass's `__and__`,
+    ("import sys\nclass I(int):\n    def __and__(self, other):\n        return 0\nprint(3)\nsys.exit(I(1))\n",
+     "3\n", 1),
+    # a status past a C long (the interpreter's is -1),
+    ("import sys\nprint(3)\nsys.exit(2 ** 70)\n", "3\n", 255),
+    # contextlib.suppress, whose replacement exited 0 after a crash,
+    ("import contextlib, os\nprint(3, flush=True)\nclass S:\n    def __init__(self, *a):\n        pass\n"
+     "    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n        os._exit(0)\n"
+     "contextlib.suppress = S\nraise RuntimeError('crash')\n", "3\n", 1),
+    # sys.modules, whose replacement skipped every destructor,
+    ("import sys\nclass G:\n    def __del__(self):\n        print('garbage')\ng = G()\nprint(3)\n"
+     "sys.modules = None\n", "3\ngarbage\n", 0),
+    # signal.SIG_DFL, which kept the program's handler in place.
+    ("import os, signal, time\nh = lambda *_: os.write(1, b'3\\n')\nsignal.signal(signal.SIGALRM, h)\n"
+     "class Slow:\n    def __init__(self):\n        self.me = self\n"
+     "    def __del__(self, sleep=time.sleep):\n        sleep(0.3)\n"
+     "Slow()\nsignal.SIG_DFL = h\nsignal.setitimer(signal.ITIMER_REAL, 0.1)\n", "", -14),
+], ids=["int-subclass-status", "status-past-a-long", "replaced-suppress", "replaced-sys-modules",
+        "replaced-sig-dfl"])
+def test_the_exit_does_not_run_on_what_the_program_replaced(pool, program, stdout, code):
+    verdict = pool.run(ProgramJob(program=program, limits=Limits(timeout_s=10)))
+    assert (verdict.stdout, verdict.return_code) == (stdout, code), verdict

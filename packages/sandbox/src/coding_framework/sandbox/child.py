@@ -8,6 +8,8 @@ package is no longer on disk.
 
 from __future__ import annotations
 
+import _signal
+import atexit
 import builtins
 import contextlib
 import ctypes
@@ -46,7 +48,11 @@ _STARTING_STREAMS: list = []  # the child's own stdout and stderr (prepare_zygot
 # of them at start-up: before `open` was set, and before `site` added exit, quit, help and the like.
 _BUILTINS_AT_START: dict = {}
 # What a program's exit runs on, taken by prepare_zygote before any program: a program that replaces
-# sys.is_finalizing, sys.version_info, gc.collect or signal.signal changes nothing at its exit (round 49).
+# sys.is_finalizing, sys.version_info, sys.modules, gc.collect, signal.signal or a builtin changes
+# nothing at its exit (rounds 49, 50). The exit's steps are plain try blocks, not contextlib.suppress,
+# which is the program's to replace. This is fidelity, not a boundary: the program can reach this
+# module (its frames are walkable), and so change how its own exit runs, but no more than what it
+# prints and its status, which it controls anyway.
 _EXIT: dict = {}
 
 
@@ -76,8 +82,9 @@ def prepare_zygote(workdir: str) -> None:
                               if name != "open" and type(value).__module__ != "_sitebuiltins")
     sys.argv = ["main.py"]
     _EXIT.update(finalizing_flag=_finalizing_flag(), is_finalizing=sys.is_finalizing, collect=gc.collect,
-                 gc_enabled=gc.isenabled, getsignal=signal.getsignal, setsignal=signal.signal,
-                 signals=tuple(signal.valid_signals()))
+                 gc_enabled=gc.isenabled, modules=sys.modules, run_exitfuncs=atexit._run_exitfuncs,
+                 getsignal=_signal.getsignal, setsignal=_signal.signal, sig_dfl=_signal.SIG_DFL,
+                 signals=tuple(signal.valid_signals()), callable=callable, isinstance=isinstance)
     global DUMPABLE_AFTER_SETUID
     try:
         with open("/proc/sys/fs/suid_dumpable") as fh:
@@ -207,11 +214,16 @@ def start(fds: list[int], mode: bytes, limits: tuple[int, ...], uid: int | None)
 
             code = suite_runner.run_in_child(chan)
     except BaseException:
-        with contextlib.suppress(BaseException):
+        try:  # noqa: SIM105 - not contextlib.suppress, which the program may have replaced (round 50)
             traceback.print_exc()
+        except BaseException:
+            pass
     finally:
         _flush_stdio()
-        os._exit(code)
+        try:
+            os._exit(code)
+        finally:  # a code os._exit refused: this process must still end here, not in the zygote's code
+            os._exit(1)
 
 
 def _flush_stdio() -> None:
@@ -395,10 +407,8 @@ def _run_program(chan: wire.FdChannel) -> int:
         _report_uncaught(exc)
         code = 1
     try:
-        threading._shutdown()  # type: ignore[attr-defined] - what the interpreter does at exit
-        import atexit
-
-        atexit._run_exitfuncs()
+        threading._shutdown()  # type: ignore[attr-defined] - the interpreter calls it by this name too
+        _EXIT["run_exitfuncs"]()
     except SystemExit as exc:
         code = _exit_code(exc)
     except BaseException:
@@ -424,29 +434,44 @@ def _finalize(main: weakref.ref) -> bool:
     except BaseException:
         frozen = False
     if not frozen:
-        with contextlib.suppress(BaseException):
+        try:  # noqa: SIM105
             _stop_other_threads()
+        except BaseException:
+            pass
     flushed = _flush_std()
-    with contextlib.suppress(BaseException):
+    try:  # noqa: SIM105
         _drop_signal_handlers()
+    except BaseException:
+        pass
     collect = _EXIT["collect"]
-    with contextlib.suppress(BaseException):
+    try:
         if _EXIT["gc_enabled"]():  # as the interpreter's first collection at exit (a program may disable it)
             collect()
+    except BaseException:
+        pass
+    try:
         sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
         for name in ("path", "argv", "ps1", "ps2", "last_type", "last_value", "last_traceback", "path_hooks",
                      "path_importer_cache", "meta_path", "__interactivehook__"):
             setattr(sys, name, None)  # as the interpreter's: an import from here on fails (round 46)
-        # As the interpreter's: sys.modules emptied (an import of a module already loaded fails too), and
-        # builtins given back their own names, so that what the program put there is finalized and its
-        # replacement of `print` gone. The modules stay alive: this module's code below runs on them.
-        loaded = [module for module in sys.modules.values() if module is not main()]
-        sys.modules.clear()
+    except BaseException:
+        pass
+    # As the interpreter's: its modules dict emptied, whatever `sys.modules` names now (an import of a
+    # module already loaded fails too), and builtins given back their own names, so that what the program
+    # put there is finalized and its replacement of `print` gone. The modules stay alive in `loaded`:
+    # this module's code below runs on them.
+    loaded: list = []
+    try:
+        loaded = [module for module in _EXIT["modules"].values() if module is not main()]
+        _EXIT["modules"].clear()
         names = builtins.__dict__  # looked up once: no builtin can be between clear() and update()
         dropped = names.copy()  # finalized once the builtins are back, as the interpreter's
         names.clear()
         names.update(_BUILTINS_AT_START)
         del names, dropped
+    except BaseException:
+        pass
+    try:
         collect()
         module = main()
         if module is not None:  # still referenced: cleared as the interpreter clears a module
@@ -458,11 +483,15 @@ def _finalize(main: weakref.ref) -> bool:
                         namespace[key] = None
             del module, namespace
             collect()
-        del loaded
+    except BaseException:
+        pass
+    del loaded
     flushed = _flush_std(report=flushed) and flushed
     for stream in _STARTING_STREAMS:
-        with contextlib.suppress(BaseException):
+        try:  # noqa: SIM105
             stream.flush()
+        except BaseException:
+            pass
     return flushed
 
 
@@ -513,11 +542,13 @@ def _drop_signal_handlers() -> None:
     goes back to its default action, so none runs while the program's objects are finalized (a SIGALRM
     handler printed the answer there; round 49), and the handlers no longer keep `__main__`'s globals
     alive (a `__del__` that printed the answer never ran)."""
-    getsignal, setsignal = _EXIT["getsignal"], _EXIT["setsignal"]
+    getsignal, setsignal, is_callable = _EXIT["getsignal"], _EXIT["setsignal"], _EXIT["callable"]
     for signum in _EXIT["signals"]:
-        with contextlib.suppress(ValueError, OSError, TypeError):
-            if getsignal(signum) not in (signal.SIG_DFL, signal.SIG_IGN, None):
-                setsignal(signum, signal.SIG_DFL)
+        try:
+            if is_callable(getsignal(signum)):
+                setsignal(signum, _EXIT["sig_dfl"])
+        except (ValueError, OSError, TypeError):
+            pass
 
 
 def _stop_other_threads() -> None:
@@ -539,9 +570,11 @@ def _flush_std(report: bool = True) -> bool:
         except BaseException as exc:
             flushed = False
             if stream is sys.stdout and report:
-                with contextlib.suppress(BaseException):
+                try:
                     print(f"Exception ignored in: {stream!r}", file=sys.stderr)
                     traceback.print_exception(type(exc), exc, None)
+                except BaseException:
+                    pass
     return flushed
 
 
@@ -587,14 +620,21 @@ def _report_uncaught(exc: BaseException) -> None:
 
 
 def _safe_send(chan: wire.FdChannel, value: object) -> None:
-    with contextlib.suppress(OSError):
+    try:  # noqa: SIM105
         wire.send_frame(chan, plain_data.encode(value))
+    except OSError:
+        pass
 
 
 def _exit_code(exc: SystemExit) -> int:
-    if exc.code is None:
+    """The status `sys.exit(code)` gives, as the interpreter computes it: an int's own value (not what
+    an int subclass's `__and__` says: round 50), -1 where it does not fit a C long, wrapped as the
+    kernel wraps it."""
+    code = exc.code
+    if code is None:
         return 0
-    if isinstance(exc.code, int):
-        return exc.code & 0xFF
-    print(exc.code, file=sys.stderr)
+    if _EXIT["isinstance"](code, int):
+        value = int.__int__(code)
+        return (value if -(1 << 63) <= value < 1 << 63 else -1) & 0xFF
+    print(code, file=sys.stderr)
     return 1
