@@ -51,6 +51,11 @@ MAX_JOB_BYTES = 1 << 30
 # How long the recording run of a test may take (speculation.py): a slower test just sends fewer calls
 # ahead, and wastes at most this much on its second run.
 RECORDING_BUDGET_S = 0.05
+# How long a restarting zygote waits for the processes of the one before it to be gone from the worker's
+# cgroup (a sample can make its own die slowly: round 50); past it, it starts beside them.
+STUCK_SAMPLE_WAIT_S = 30.0
+STUCK_NOTE = ("its processes were still dying 5 s after the kill; the sandbox's process was replaced "
+              "before the next sample")
 
 
 # Judged once per judge at start-up (Judge.start).
@@ -89,6 +94,7 @@ class Zygote:
         self.workdir: str | None = None
         self._ooms_seen = 0
         self.host_memory_kill = False  # out_of_memory said so for the current job
+        self.last_session: ChildSession | None = None
         name = config.get("cgroup_name")
         self.cgroup = WorkerCgroup.create(name) if name else None
 
@@ -150,6 +156,7 @@ class Zygote:
                     stdin: bytes | None = None) -> ChildSession:
         """A fresh child of `mode` under `limits`. `stdin`: the program's input, as a regular file (None:
         the child reads /dev/null)."""
+        self.replace_if_stuck()
         if self.cgroup is not None:
             try:
                 self.cgroup.set_limits(limits.memory_mb, limits.max_processes, self._preloaded())
@@ -183,8 +190,10 @@ class Zygote:
             theirs.close()
             for fd in given[1:]:
                 os.close(fd)
-        return ChildSession(ctrl=self.ctrl, chan=chan, stdout_r=out_r, stderr_r=err_r, limits=limits,
-                            deadline=deadline, reports_exit=mode != child_module.FUNCTION)
+        self.last_session = ChildSession(ctrl=self.ctrl, chan=chan, stdout_r=out_r, stderr_r=err_r,
+                                         limits=limits, deadline=deadline,
+                                         reports_exit=mode != child_module.FUNCTION)
+        return self.last_session
 
     def _preloaded(self) -> tuple[int, int]:
         """What the zygote's preloaded modules made it hold (its report): bytes, threads."""
@@ -217,7 +226,19 @@ class Zygote:
 
     def restart(self) -> None:
         self.stop()
+        self.last_session = None
+        if self.cgroup is not None:
+            self.cgroup.wait_empty(STUCK_SAMPLE_WAIT_S)
         self.start()
+
+    def replace_if_stuck(self) -> bool:
+        """Restart the zygote if it was still waiting for a sample's processes to die when its session
+        ended (ChildSession.stuck): it would answer the next sample's records with the old one's end."""
+        stuck = self.last_session is not None and self.last_session.stuck
+        self.last_session = None
+        if stuck:
+            self.restart()
+        return stuck
 
     def oom_kills(self) -> int:
         """The cgroup's OOM-kill count (0 without a cgroup): a signal the candidate cannot forge."""
@@ -342,6 +363,10 @@ class Judge:
             result = {"status": Status.SANDBOX_ERROR.value,
                       "message": f"judge error: {describe(type(exc).__name__, exception_text(exc))}",
                       "stderr": traceback.format_exc()[-4000:]}
+        if self.zygote.last_session is not None and self.zygote.last_session.stuck:
+            result["message"] = f"{result['message']}; {STUCK_NOTE}" if result.get("message") else STUCK_NOTE
+            with contextlib.suppress(Exception):
+                self.zygote.replace_if_stuck()
         result.setdefault("duration_s", time.monotonic() - started)
         if self._autogroup is not None:
             self._reset_autogroup(self._autogroup)

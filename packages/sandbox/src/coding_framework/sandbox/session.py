@@ -85,6 +85,9 @@ class ChildSession:
         self.exit_info: dict | None = None  # from the zygote: status, cpu_s, rss_kb, killed
         self.fatal: Stop | None = None  # the first Stop raised, even if test code swallowed it
         self.ended = False
+        # The zygote, alive, did not see the sample's processes die within end()'s grace: the judge
+        # replaces it before its next child (Zygote.replace_if_stuck).
+        self.stuck = False
         self._poll = select.poll()
         self._fds: dict[int, int] = {}
         self._chan_fd = chan.fileno()
@@ -187,24 +190,32 @@ class ChildSession:
         done = None
         while done is None:
             ready, _, _ = select.select([self.ctrl], [], [], wire.remaining(limit))
+            if not ready:
+                # The zygote is there (its channel open) but still waits for the processes it killed:
+                # the sample made its own death slow (64 processes, each in a system call that walks
+                # 65,000 mappings, took seconds to die: red-team round 50). That is the sample's doing,
+                # not the sandbox's: its verdict stands on what it did before the kill (its exit, if it
+                # had one, and the output it wrote), never a sandbox_error of its choosing.
+                self.stuck = True
+                break
             try:
-                message = self._read_ctrl() if ready else None
+                message = self._read_ctrl()
             except ZygoteLost:
                 self.close()
                 raise
-            if message is None:
-                self.close()
-                raise ZygoteLost("the zygote did not confirm the end of a sample")
+            if message is None:  # malformed: the wait goes on (to the grace's end, then stuck)
+                continue
             if message["op"] == "exited":
                 self.exit_info = message
             else:
                 done = message
-        if "error" in done:
+        if done is not None and "error" in done:
             self.close()
             raise ZygoteLost(done["error"])
-        if self.exit_info is None or done["killed"] is False:
+        if done is not None and (self.exit_info is None or done["killed"] is False):
             self.exit_info = done
-        # Every writer is dead now: whatever is left in the pipes is the complete output.
+        # Every writer is dead now (or, stuck, killed: it runs no more code): whatever is left in the pipes
+        # is the complete output.
         for fd, kind in list(self._fds.items()):
             if kind == _OUT:
                 self._drain(fd, final=True)

@@ -259,7 +259,10 @@ def _loop(ctrl: socket.socket, work: WorkDirs, uid: int | None, init: bool, pid_
             reset_pids(pid_counter)  # raises if it cannot: the judge then reports a sandbox error
         if not clean():
             work.reset()
-        send(pack_exit(done, *exited, host_memory_low=watch is not None and watch.fired))
+        try:
+            send(pack_exit(done, *exited, host_memory_low=watch is not None and watch.fired))
+        except OSError:  # the judge closed our socket (it replaced us while a sample was slow to die)
+            os._exit(0)
         for reseed in reseeds:
             reseed()
 
