@@ -43,7 +43,7 @@ from coding_framework.sandbox.proxy import (
     describe,
     exception_text,
 )
-from coding_framework.sandbox.session import ChildSession, Stop, ZygoteLost, classify_exit
+from coding_framework.sandbox.session import END_GRACE_S, ChildSession, Stop, ZygoteLost, classify_exit
 from coding_framework.sandbox.verdict import Status
 from coding_framework.sandbox.workdirs import make_workdir
 
@@ -54,8 +54,8 @@ RECORDING_BUDGET_S = 0.05
 # How long a restarting zygote waits for the processes of the one before it to be gone from the worker's
 # cgroup (a sample can make its own die slowly: round 50); past it, it starts beside them.
 STUCK_SAMPLE_WAIT_S = 30.0
-STUCK_NOTE = ("its processes were still dying 5 s after the kill; the sandbox's process was replaced "
-              "before the next sample")
+STUCK_NOTE = (f"its processes were still dying {END_GRACE_S:g} s after the kill; the sandbox's process was "
+              "replaced before the next sample")
 
 
 # Judged once per judge at start-up (Judge.start).
@@ -231,14 +231,13 @@ class Zygote:
             self.cgroup.wait_empty(STUCK_SAMPLE_WAIT_S)
         self.start()
 
-    def replace_if_stuck(self) -> bool:
+    def replace_if_stuck(self) -> None:
         """Restart the zygote if it was still waiting for a sample's processes to die when its session
         ended (ChildSession.stuck): it would answer the next sample's records with the old one's end."""
         stuck = self.last_session is not None and self.last_session.stuck
         self.last_session = None
         if stuck:
             self.restart()
-        return stuck
 
     def oom_kills(self) -> int:
         """The cgroup's OOM-kill count (0 without a cgroup): a signal the candidate cannot forge."""

@@ -25,6 +25,9 @@ _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 _REPLY_OVERHEAD = 1 << 12
 STDERR_LIMIT_BYTES = 16 << 20
 """How much stderr a job may write before it stops with output_limit (when over max_output_bytes)."""
+# How long the zygote has to confirm that a sample's processes are dead after the kill; past it the
+# session is `stuck` (see end()).
+END_GRACE_S = 5.0
 # One receive buffer per judge process, reused by every session: a fresh 1 MiB bytes object per read
 # would be an mmap/mremap/munmap round of system calls each time.
 _RECV_BUFFER = bytearray(1 << 20)
@@ -176,7 +179,7 @@ class ChildSession:
     def stop(self, status: Status, message: str) -> Stop:
         return self._stop(status, message)
 
-    def end(self, *, grace_s: float = 5.0) -> None:
+    def end(self, *, grace_s: float = END_GRACE_S) -> None:
         """Kill everything the sample started (via the zygote), collect its exit and remaining output."""
         if self.ended:
             return
