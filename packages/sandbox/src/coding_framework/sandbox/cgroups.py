@@ -135,27 +135,6 @@ class WorkerCgroup:
                 return int(value)
         return 0
 
-    def wait_empty(self, wait_s: float) -> bool:
-        """Wait until no process is left in the cgroup: those of a killed zygote die asynchronously, and a
-        sample can make its own die slowly (round 50); a zygote started before they are gone would share
-        the cgroup's process and memory limits with them. False if some are still there after wait_s."""
-        limit = time.monotonic() + wait_s
-        pause = 0.001
-        while True:
-            try:
-                left = any(_read(f"{directory}/cgroup.procs").strip()
-                           for directory in {self.memory_dir, self.pids_dir} - {None})
-                if self.pids_dir is not None:
-                    left = left or int(_read(f"{self.pids_dir}/pids.current")) > 0
-            except (OSError, ValueError):
-                return True
-            if not left:
-                return True
-            if time.monotonic() > limit:
-                return False
-            time.sleep(pause)
-            pause = min(2 * pause, 0.05)
-
     def close(self) -> None:
         if self._oom_fd is not None:
             os.close(self._oom_fd)

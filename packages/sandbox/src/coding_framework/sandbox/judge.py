@@ -51,9 +51,9 @@ MAX_JOB_BYTES = 1 << 30
 # How long the recording run of a test may take (speculation.py): a slower test just sends fewer calls
 # ahead, and wastes at most this much on its second run.
 RECORDING_BUDGET_S = 0.05
-# How long a restarting zygote waits for the processes of the one before it to be gone from the worker's
-# cgroup (a sample can make its own die slowly: round 50); past it, it starts beside them.
-STUCK_SAMPLE_WAIT_S = 30.0
+# How long a restart waits for the old zygote to exit, which it does once every process of its sample is
+# dead (a sample can make its own die slowly: round 50); past it, the new one starts beside them.
+RESTART_WAIT_S = 30.0
 STUCK_NOTE = (f"its processes were still dying {END_GRACE_S:g} s after the kill; the sandbox's process was "
               "replaced before the next sample")
 
@@ -210,14 +210,18 @@ class Zygote:
             raise RuntimeError("the worker's cgroup could not be made again")
         self.start()
 
-    def stop(self) -> None:
+    def stop(self, wait_s: float = 1.0) -> None:
+        """Close the zygote, waiting up to `wait_s` for it to exit on its own before killing it."""
         if self.ctrl is not None:
             self.ctrl.close()  # the inner zygote sees EOF and exits; the outer one follows it
             self.ctrl = None
         if self.proc is not None:
             try:
                 # Exiting on their own, each reaps the one below: their CPU time reaches our accounting.
-                self.proc.wait(timeout=1)
+                # The inner one, init of the sample's PID namespace, exits only once every process there
+                # has died and been reaped; killed before that, it would be orphaned to whatever reaps
+                # orphans here (in a container, maybe nothing), its processes still charged to the cgroup.
+                self.proc.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     self.proc.kill()  # the inner zygote dies with it (parent-death signal)
@@ -225,10 +229,8 @@ class Zygote:
             self.proc = None
 
     def restart(self) -> None:
-        self.stop()
+        self.stop(wait_s=RESTART_WAIT_S)
         self.last_session = None
-        if self.cgroup is not None:
-            self.cgroup.wait_empty(STUCK_SAMPLE_WAIT_S)
         self.start()
 
     def replace_if_stuck(self) -> None:
