@@ -111,3 +111,8 @@ def test_the_watchdog_waits_for_every_run_a_job_may_make():
     guarded = watchdog_s(20.0, {"host_memory_floor_mb": 1205})
     assert guarded == host_memory.ATTEMPTS * (RUNS_PER_JOB * 20.0 + host_memory.WAIT_S) + WATCHDOG_GRACE_S
     assert guarded > 3 * 2 * 20.0
+    # And time to replace a zygote whose sample's processes die slowly after the kill: a judge killed
+    # for that waited out a sample that had already earned its verdict (round 51).
+    from coding_framework.sandbox.session import END_GRACE_S, RESTART_WAIT_S
+
+    assert watchdog_s(3.0, {}) >= RUNS_PER_JOB * 3.0 + END_GRACE_S + RESTART_WAIT_S

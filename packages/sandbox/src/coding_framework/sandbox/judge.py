@@ -43,7 +43,14 @@ from coding_framework.sandbox.proxy import (
     describe,
     exception_text,
 )
-from coding_framework.sandbox.session import END_GRACE_S, ChildSession, Stop, ZygoteLost, classify_exit
+from coding_framework.sandbox.session import (
+    END_GRACE_S,
+    RESTART_WAIT_S,
+    ChildSession,
+    Stop,
+    ZygoteLost,
+    classify_exit,
+)
 from coding_framework.sandbox.verdict import Status
 from coding_framework.sandbox.workdirs import make_workdir
 
@@ -51,9 +58,6 @@ MAX_JOB_BYTES = 1 << 30
 # How long the recording run of a test may take (speculation.py): a slower test just sends fewer calls
 # ahead, and wastes at most this much on its second run.
 RECORDING_BUDGET_S = 0.05
-# How long a restart waits for the old zygote to exit, which it does once every process of its sample is
-# dead (a sample can make its own die slowly: round 50); past it, the new one starts beside them.
-RESTART_WAIT_S = 30.0
 STUCK_NOTE = (f"its processes were still dying {END_GRACE_S:g} s after the kill; the sandbox's process was "
               "replaced before the next sample")
 

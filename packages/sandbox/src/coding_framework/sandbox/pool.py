@@ -29,6 +29,7 @@ from coding_framework.sandbox.filesystem import default_hidden, default_visible,
 from coding_framework.sandbox.jobs import FunctionCallJob, Job, ProgramJob, UnittestJob
 from coding_framework.sandbox.limits import Limits
 from coding_framework.sandbox.report import IsolationReport, from_zygote
+from coding_framework.sandbox.session import END_GRACE_S, RESTART_WAIT_S
 from coding_framework.sandbox.verdict import Status, Verdict
 from coding_framework.sandbox.workdirs import sweep_stale_workdirs
 
@@ -41,8 +42,10 @@ log = logging.getLogger(__name__)
 DEFAULT_PRELOAD = ("math", "cmath", "re", "string", "collections", "itertools", "functools", "operator",
                    "heapq", "bisect", "random", "typing", "hashlib", "copy", "fractions", "decimal",
                    "datetime")
-# Beyond the job's own timeout: start-up of the child and the final kill and drain.
-WATCHDOG_GRACE_S = 10.0
+# Beyond the job's own timeout: start-up of the child and the final kill and drain, and the replacement
+# of a zygote whose sample made its own processes die slowly (a judge killed for that waited out a sample
+# that had earned its verdict: red-team round 51).
+WATCHDOG_GRACE_S = 10.0 + END_GRACE_S + RESTART_WAIT_S
 # A function-call job may run twice, each run with the full timeout: the judge runs it again call by
 # call when the calls it sent ahead turn out not to be the test's or could have decided the verdict
 # (speculation.py). The watchdog must not kill a judge for doing that.

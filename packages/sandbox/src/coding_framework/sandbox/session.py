@@ -28,6 +28,9 @@ STDERR_LIMIT_BYTES = 16 << 20
 # How long the zygote has to confirm that a sample's processes are dead after the kill; past it the
 # session is `stuck` (see end()).
 END_GRACE_S = 5.0
+# How long the judge's restart of a zygote waits for it to exit, which it does once every process of its
+# sample is dead (a sample can make its own die slowly: round 50); past it, the new one starts beside them.
+RESTART_WAIT_S = 30.0
 # One receive buffer per judge process, reused by every session: a fresh 1 MiB bytes object per read
 # would be an mmap/mremap/munmap round of system calls each time.
 _RECV_BUFFER = bytearray(1 << 20)
