@@ -461,6 +461,12 @@ LIBRARY_RESULTS = {
         "    x: int\n    y: int = 0\ndef task_func():\n    return [Point(2, 1), Point(1, 5)]\n",
         "points = task_func()\nself.assertEqual(points[0], type(points[0])(2, 1))\n"
         "self.assertEqual(sorted(points)[0].y, 5)\n"),
+    # One that validates its fields in __post_init__, which only its construction calls (round 52).
+    "a dataclass of the program's with a __post_init__": (
+        "import dataclasses\n@dataclasses.dataclass\nclass Item:\n    name: str\n    qty: int\n"
+        "    def __post_init__(self):\n        if self.qty < 0:\n            raise ValueError(self.qty)\n"
+        "def task_func():\n    return [Item('a', 2)]\n",
+        "item, = task_func()\nself.assertEqual((item.name, item.qty), ('a', 2))\n"),
 }
 
 
