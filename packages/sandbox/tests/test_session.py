@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
+import types
 
 import pytest
 
@@ -56,3 +58,28 @@ def test_a_zygote_that_is_gone_is_still_the_sandboxs_fault(fake_zygote):
     zygote.close()
     with pytest.raises(ZygoteLost):
         session.end(grace_s=5)
+
+
+def test_the_judge_keeps_a_stuck_samples_verdict_and_replaces_its_zygote(monkeypatch):
+    # A judge in this process with no zygote started: its program run is a stand-in that leaves a stuck
+    # session behind, and the zygote's restart is counted, not made.
+    from coding_framework.sandbox.judge import STUCK_NOTE, Judge
+
+    previous = signal.getsignal(signal.SIGALRM)
+    judge = Judge({})
+    restarts = []
+    stuck_session = types.SimpleNamespace(stuck=True)
+
+    def run_program(job, limits, started):
+        judge.zygote.last_session = stuck_session
+        return {"status": "timeout", "message": "wall-clock limit of 3s exceeded"}
+
+    monkeypatch.setattr(judge, "_run_program", run_program)
+    monkeypatch.setattr(judge.zygote, "restart", lambda: restarts.append(1))
+    try:
+        result = judge._run_once({"kind": "program", "limits": Limits(timeout_s=3).to_dict()})
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert result["status"] == "timeout"
+    assert result["message"] == f"wall-clock limit of 3s exceeded; {STUCK_NOTE}"
+    assert restarts == [1] and judge.zygote.last_session is None and not judge.zygote.stuck

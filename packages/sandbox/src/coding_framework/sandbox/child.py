@@ -25,6 +25,7 @@ import threading
 import traceback
 import types
 import weakref
+from collections.abc import Callable
 
 from coding_framework.sandbox import isolation, plain_data, wire
 from coding_framework.sandbox.boot import SAFE_ENV
@@ -48,11 +49,11 @@ _STARTING_STREAMS: list = []  # the child's own stdout and stderr (prepare_zygot
 # of them at start-up: before `open` was set, and before `site` added exit, quit, help and the like.
 _BUILTINS_AT_START: dict = {}
 # What a program's exit runs on, taken by prepare_zygote before any program: a program that replaces
-# sys.is_finalizing, sys.version_info, sys.modules, gc.collect, signal.signal or a builtin changes
-# nothing at its exit (rounds 49, 50). The exit's steps are plain try blocks, not contextlib.suppress,
-# which is the program's to replace. This is fidelity, not a boundary: the program can reach this
-# module (its frames are walkable), and so change how its own exit runs, but no more than what it
-# prints and its status, which it controls anyway.
+# sys.is_finalizing, sys.version_info, sys.modules, gc.collect, signal.signal, atexit's runner,
+# `callable` or `isinstance` changes nothing at its exit (rounds 49, 50); the other builtins the exit's
+# first steps use are the program's until they are given back (_empty_modules_and_builtins). This is
+# fidelity, not a boundary: the program can reach this module (its frames are walkable), and so change
+# how its own exit runs, but no more than what it prints and its status, which it controls anyway.
 _EXIT: dict = {}
 
 
@@ -214,10 +215,7 @@ def start(fds: list[int], mode: bytes, limits: tuple[int, ...], uid: int | None)
 
             code = suite_runner.run_in_child(chan)
     except BaseException:
-        try:  # noqa: SIM105 - not contextlib.suppress, which the program may have replaced (round 50)
-            traceback.print_exc()
-        except BaseException:
-            pass
+        _quietly(traceback.print_exc)
     finally:
         _flush_stdio()
         try:
@@ -429,70 +427,73 @@ def _finalize(main: weakref.ref) -> bool:
     A writer of the program's own, such as a module-level `os.fdopen(1, "w")`, flushes as it goes (its
     output was lost: round 44). False when a flush of sys.stdout or sys.stderr failed, which makes
     `python main.py` exit 120."""
-    try:
-        frozen = _freeze_other_threads()
-    except BaseException:
-        frozen = False
-    if not frozen:
-        try:  # noqa: SIM105
-            _stop_other_threads()
-        except BaseException:
-            pass
+    if not _quietly(_freeze_other_threads):
+        _quietly(_stop_other_threads)
     flushed = _flush_std()
-    try:  # noqa: SIM105
-        _drop_signal_handlers()
-    except BaseException:
-        pass
-    collect = _EXIT["collect"]
-    try:
-        if _EXIT["gc_enabled"]():  # as the interpreter's first collection at exit (a program may disable it)
-            collect()
-    except BaseException:
-        pass
-    try:
-        sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
-        for name in ("path", "argv", "ps1", "ps2", "last_type", "last_value", "last_traceback", "path_hooks",
-                     "path_importer_cache", "meta_path", "__interactivehook__"):
-            setattr(sys, name, None)  # as the interpreter's: an import from here on fails (round 46)
-    except BaseException:
-        pass
-    # As the interpreter's: its modules dict emptied, whatever `sys.modules` names now (an import of a
-    # module already loaded fails too), and builtins given back their own names, so that what the program
-    # put there is finalized and its replacement of `print` gone. The modules stay alive in `loaded`:
-    # this module's code below runs on them.
-    loaded: list = []
-    try:
-        loaded = [module for module in _EXIT["modules"].values() if module is not main()]
-        _EXIT["modules"].clear()
-        names = builtins.__dict__  # looked up once: no builtin can be between clear() and update()
-        dropped = names.copy()  # finalized once the builtins are back, as the interpreter's
-        names.clear()
-        names.update(_BUILTINS_AT_START)
-        del names, dropped
-    except BaseException:
-        pass
-    try:
-        collect()
-        module = main()
-        if module is not None:  # still referenced: cleared as the interpreter clears a module
-            namespace = module.__dict__
-            for first in (True, False):
-                for key in [k for k in namespace
-                            if type(k) is str and (k.startswith("_") and not k.startswith("__")) is first]:
-                    if key != "__builtins__":
-                        namespace[key] = None
-            del module, namespace
-            collect()
-    except BaseException:
-        pass
+    _quietly(_drop_signal_handlers)
+    _quietly(_first_collection)
+    _quietly(_reset_sys)
+    loaded = _quietly(_empty_modules_and_builtins, main)  # kept alive: the code below runs on them
+    _quietly(_clear_main, main)
     del loaded
     flushed = _flush_std(report=flushed) and flushed
     for stream in _STARTING_STREAMS:
-        try:  # noqa: SIM105
-            stream.flush()
-        except BaseException:
-            pass
+        _quietly(stream.flush)
     return flushed
+
+
+def _quietly(step: Callable, *args: object) -> object:
+    """`step(*args)`, or None if it raised: one step of the exit that fails does not stop the next. A plain
+    try, not contextlib.suppress, which the program may have replaced (round 50)."""
+    try:
+        return step(*args)
+    except BaseException:
+        return None
+
+
+def _first_collection() -> None:
+    if _EXIT["gc_enabled"]():  # as the interpreter's first collection at exit (a program may disable it)
+        _EXIT["collect"]()
+
+
+def _reset_sys() -> None:
+    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
+    for name in ("path", "argv", "ps1", "ps2", "last_type", "last_value", "last_traceback", "path_hooks",
+                 "path_importer_cache", "meta_path", "__interactivehook__"):
+        setattr(sys, name, None)  # as the interpreter's: an import from here on fails (round 46)
+
+
+def _empty_modules_and_builtins(main: weakref.ref) -> list:
+    """As the interpreter's exit: its modules dict emptied, whatever `sys.modules` names now (an import of
+    a module already loaded fails too), and builtins given back their own names, so that what the program
+    put there is finalized and its replacement of `print` gone. Returns the modules but `__main__`, for the
+    caller to keep alive while its own code runs on them."""
+    loaded = [module for module in _EXIT["modules"].values() if module is not main()]
+    _EXIT["modules"].clear()
+    names = builtins.__dict__  # looked up once: no builtin can be between clear() and update()
+    dropped = names.copy()  # finalized once the builtins are back, as the interpreter's
+    names.clear()
+    names.update(_BUILTINS_AT_START)
+    del names, dropped
+    return loaded
+
+
+def _clear_main(main: weakref.ref) -> None:
+    """Collect, so that `__main__`'s objects' destructors run with its globals still there; then clear
+    what is left of them as the interpreter clears a module, names with one leading underscore first."""
+    _EXIT["collect"]()
+    module = main()
+    if module is None:
+        return
+    namespace = module.__dict__
+    del module
+    for first in (True, False):
+        for key in [k for k in namespace
+                    if type(k) is str and (k.startswith("_") and not k.startswith("__")) is first]:
+            if key != "__builtins__":
+                namespace[key] = None
+    del namespace
+    _EXIT["collect"]()
 
 
 # CPython 3.11's `_PyRuntimeState` starts with five ints (_initialized, preinitializing, preinitialized,

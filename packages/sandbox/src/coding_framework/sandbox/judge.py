@@ -237,11 +237,15 @@ class Zygote:
         self.last_session = None
         self.start()
 
+    @property
+    def stuck(self) -> bool:
+        """Whether the zygote was still waiting for its last sample's processes to die when that sample's
+        session ended (ChildSession.stuck)."""
+        return self.last_session is not None and self.last_session.stuck
+
     def replace_if_stuck(self) -> None:
-        """Restart the zygote if it was still waiting for a sample's processes to die when its session
-        ended (ChildSession.stuck): it would answer the next sample's records with the old one's end."""
-        stuck = self.last_session is not None and self.last_session.stuck
-        self.last_session = None
+        """Restart a stuck zygote: it would answer the next sample's records with the old one's end."""
+        stuck, self.last_session = self.stuck, None
         if stuck:
             self.restart()
 
@@ -368,7 +372,7 @@ class Judge:
             result = {"status": Status.SANDBOX_ERROR.value,
                       "message": f"judge error: {describe(type(exc).__name__, exception_text(exc))}",
                       "stderr": traceback.format_exc()[-4000:]}
-        if self.zygote.last_session is not None and self.zygote.last_session.stuck:
+        if self.zygote.stuck:
             result["message"] = f"{result['message']}; {STUCK_NOTE}" if result.get("message") else STUCK_NOTE
             with contextlib.suppress(Exception):
                 self.zygote.replace_if_stuck()

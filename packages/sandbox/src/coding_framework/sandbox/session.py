@@ -215,11 +215,12 @@ class ChildSession:
                 self.exit_info = message
             else:
                 done = message
-        if done is not None and "error" in done:
-            self.close()
-            raise ZygoteLost(done["error"])
-        if done is not None and (self.exit_info is None or done["killed"] is False):
-            self.exit_info = done
+        if done is not None:
+            if "error" in done:
+                self.close()
+                raise ZygoteLost(done["error"])
+            if self.exit_info is None or done["killed"] is False:
+                self.exit_info = done
         # Every writer is dead now (or, stuck, killed: it runs no more code): whatever is left in the pipes
         # is the complete output.
         for fd, kind in list(self._fds.items()):
