@@ -11,6 +11,7 @@ from coding_framework.sandbox.unittest_checks import (
     declared_skip_ids,
     expected_test_ids,
     static_violations,
+    without_main_blocks,
 )
 
 TEST = '''
@@ -48,6 +49,64 @@ def test_static_check_flags_harness_access_and_allows_ordinary_code():
     assert "'/proc/self'" in static_violations("open('/proc/self/mem')\n")
     # Introspection that correct programs use; its dangerous uses are refused at run time instead.
     assert static_violations("import inspect, importlib\nvars(inspect.signature(len))\nx.__dict__\n") == []
+
+
+def test_static_check_leaves_names_the_program_binds_and_docstrings_alone():
+    # Honest programs refused before (red-team round 52): re's compile, a variable or parameter named
+    # like a module, "unittest" in a docstring.
+    assert static_violations("from re import compile\nWORD = compile(r'\\w+')\n") == []
+    assert static_violations("def gc_content(seq, gc=None):\n    gc = seq.count('G')\n    return gc\n") == []
+    assert static_violations("import sys\nmodules = {}\nmodules['a'] = 1\n") == []
+    assert static_violations('def f():\n    """Like unittest."""\n    return 1\n') == []
+    # Unbound, the same names are the builtins' and modules': still flagged, as are imports of them,
+    # `sys.modules`, and "unittest" in a string that is data.
+    assert static_violations("compile('x = 1', 'f', 'exec')\n") == ["compile"]
+    assert static_violations("gc.collect()\n") == ["gc"]
+    assert static_violations("from builtins import compile\n") == ["builtins"]
+    assert static_violations("import gc as collector\n") == ["gc"]
+    assert static_violations("from sys import modules\n") == ["modules"]
+    # Read as an attribute, `modules` is sys's or torch's (the guard compares sys.modules' entries).
+    assert static_violations("import sys\nloaded = 'numpy' in sys.modules\nmodel.modules()\n") == []
+    assert static_violations('X = "unittest"\ndef f():\n    """Doc."""\n    return X\n') == ["'unittest'"]
+
+
+def test_main_blocks_are_blanked_line_for_line_unless_the_program_is_main():
+    program = ("def task_func(x):\n    return 2 * x\n\nif __name__ == '__main__':\n    import unittest\n"
+               "    unittest.main()\n\nCONSTANT = 3\n")
+    stripped = without_main_blocks(program, "solution")
+    assert stripped.split("\n") == ["def task_func(x):", "    return 2 * x", "", "", "", "", "",
+                                    "CONSTANT = 3", ""]
+    assert without_main_blocks(program, "__main__") == program
+    # A block with an else runs its else as a module: kept (and checked) whole; so is any other test.
+    with_else = "if __name__ == '__main__':\n    a = 1\nelse:\n    a = 2\n"
+    assert without_main_blocks(with_else, "solution") == with_else
+    other = "if __name__ != '__main__':\n    import unittest\n"
+    assert without_main_blocks(other, "solution") == other
+
+
+def test_os_exit_is_allowed_and_ends_in_an_error_where_it_ends_the_tests(pool):
+    # A forked child ends with os._exit (round 52: refused before); the tests' own process ending
+    # itself, at load or in a test, before the harness's last report, is an error, never a pass.
+    forked = ("import os\ndef task_func(x):\n    r, w = os.pipe()\n    pid = os.fork()\n    if pid == 0:\n"
+              "        os.write(w, str(2 * x).encode())\n        os._exit(0)\n    os.close(w)\n"
+              "    os.waitpid(pid, 0)\n    return int(os.read(r, 64))\n")
+    in_call = "import os\ndef task_func(x):\n    os._exit(0)\n"
+    at_load = "import os\ndef task_func(x):\n    return 2 * x\nos._exit(0)\n"
+    verdicts = pool.run_many([UnittestJob(program=p, test=TEST) for p in (forked, in_call, at_load)])
+    assert [v.status for v in verdicts] == [Status.PASSED, Status.ERROR, Status.ERROR], verdicts
+
+
+def test_a_main_block_never_runs_and_is_not_checked(pool):
+    # Models end solutions with a block that tries the function with unittest; it was refused before.
+    program = ("def task_func(x):\n    return 2 * x\n\nif __name__ == '__main__':\n    import unittest\n"
+               "    unittest.main()\n")
+    assert pool.run(UnittestJob(program=program, test=TEST)).status is Status.PASSED
+    # A program that makes itself __main__ to run the block gets no further: the block is gone (as
+    # bigcodebench's sanitizer drops it).
+    forced = ("__name__ = '__main__'\nif __name__ == '__main__':\n    def task_func(x):\n"
+              "        return 2 * x\n")
+    verdict = pool.run(UnittestJob(program=forced, test=TEST))
+    assert verdict.status is Status.ERROR and "NameError" in verdict.message, verdict
 
 
 def test_correct_solution_passes_and_wrong_one_fails_with_the_test_named(pool):

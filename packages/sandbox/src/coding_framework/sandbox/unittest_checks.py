@@ -25,35 +25,114 @@ FORBIDDEN_NAMES = frozenset({
     "unittest", "TestCase", "TestResult", "TextTestResult", "TestSuite", "TestLoader", "_getframe",
     "f_back", "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame",
     "gc", "ctypes", "builtins", "__builtins__", "atexit", "excepthook", "settrace",
-    "setprofile", "_exit", "dup2", "modules", "__subclasses__", "__globals__", "__closure__",
+    "setprofile", "dup2", "modules", "__subclasses__", "__globals__", "__closure__",
     "cell_contents", "suite_runner", "coding_framework", "_current_frames", "faulthandler",
     "tracemalloc", "pdb", "bdb", "sys_modules", "__code__",
 })
-# Called by bare name, these run code the static check cannot see.
+# Not on it (red-team round 52 measured honest programs refused for them): `os._exit`, the way a forked
+# child ends (no verdict comes from the exit status: a program ending itself before the harness's
+# last report is an error), and `modules` read as an attribute (`name in sys.modules`, torch's
+# `model.modules()`): the bindings guard compares every sys.modules entry the tests import.
+READABLE_ATTRIBUTES = frozenset({"modules"})
+# Called by bare name, these run code the static check cannot see (the run-time guard refuses making
+# code to the program whatever the name: these give the common case an early, clear verdict).
 FORBIDDEN_CALLS = frozenset({"exec", "eval", "compile", "breakpoint", "open_code"})
+# Names a bare name reaches (as the module or sys.modules) only where the program bound it, and an
+# import of the module is flagged itself: a bare `gc` or `modules` the program bound by assignment,
+# argument or definition is its own variable (a GC-content count, a dict of module names; round 52).
+# So are the FORBIDDEN_CALLS: `from re import compile` binds re's.
+MODULE_NAMES = frozenset({"gc", "modules", "sys_modules", "ctypes", "builtins", "atexit", "faulthandler",
+                          "tracemalloc", "pdb", "bdb", "unittest", "suite_runner", "coding_framework"})
 FORBIDDEN_STRINGS = ("/proc/self", "/proc/1", "/dev/fd", "unittest", "coding_framework")
 
 
 def static_violations(program: str) -> list[str]:
-    """What in `program` could tamper with the harness (sorted, empty when clean)."""
+    """What in `program` could tamper with the harness (sorted, empty when clean). A first filter: names
+    and strings built at run time get past it, and the run-time guard stands behind it. So it leaves
+    alone what cannot be such a reach: a name the program binds itself (see MODULE_NAMES) and the
+    words of a docstring."""
     try:
         tree = ast.parse(program)
     except SyntaxError:
         return []  # reported as the candidate's SyntaxError when it runs
+    own = _bound_names(tree)
+    docstrings = {id(doc) for doc in _docstrings(tree)}
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and (node.id in FORBIDDEN_NAMES or node.id in FORBIDDEN_CALLS):
-            found.add(node.id)
-        elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_NAMES:
+            if not (node.id in own and (node.id in MODULE_NAMES or node.id in FORBIDDEN_CALLS)):
+                found.add(node.id)
+        elif (isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_NAMES
+              and node.attr not in READABLE_ATTRIBUTES):
             found.add(node.attr)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names] + ([node.module] if getattr(node, "module", None) else [])
             for name in names:
                 if name in FORBIDDEN_NAMES or name.split(".")[0] in FORBIDDEN_NAMES:
                     found.add(name)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             found.update(repr(needle) for needle in FORBIDDEN_STRINGS if needle in node.value)
     return sorted(found)
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name `tree` binds, in any scope: assigned, a parameter, defined, imported (an import of a
+    flagged module is flagged itself), caught, matched."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((alias.asname or alias.name).split(".")[0]
+                         for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    return bound
+
+
+def _docstrings(tree: ast.Module):
+    """The docstring constants of `tree`: the first statement of the module, a class or a function,
+    when it is a string alone."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                yield first.value
+
+
+def without_main_blocks(program: str, module_name: str) -> str:
+    """`program` with each top-level `if __name__ == "__main__":` block (one without an `else`) blanked
+    out, line for line, unless the program runs as `__main__`. Such a block never runs as an imported
+    module (bigcodebench's sanitizer drops it too), and models often end a solution with one that
+    imports unittest to try their function, which the static check would refuse."""
+    if module_name == "__main__" or "\r" in program:
+        return program
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return program
+    lines = program.split("\n")
+    for node in tree.body:
+        if isinstance(node, ast.If) and not node.orelse and _is_main_test(node.test):
+            for index in range(node.lineno - 1, node.end_lineno):
+                lines[index] = ""
+    return "\n".join(lines)
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """Whether `test` is `__name__ == "__main__"` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return (any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides)
+            and any(isinstance(side, ast.Constant) and side.value == "__main__" for side in sides))
 
 
 def _test_methods(tree: ast.Module):
@@ -146,7 +225,8 @@ def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
     expected = expected_test_ids(tree)
     if not expected:
         return early(Status.SANDBOX_ERROR, "the unittest source defines no TestCase test methods")
-    violations = static_violations(job["program"])
+    program = without_main_blocks(job["program"], job["module_name"])
+    violations = static_violations(program)
     if violations:
         return early(Status.ERROR, f"the program touches the test harness: {', '.join(violations)}")
     key = secrets.token_bytes(KEY_BYTES)
@@ -156,7 +236,7 @@ def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
     status, message, problem = None, "", None
     try:
         session.send(key)
-        session.send(plain_data.encode(("unittest", job["program"], job["test"], job["module_name"],
+        session.send(plain_data.encode(("unittest", program, job["test"], job["module_name"],
                                         canary_source(canary)), max_bytes=1 << 30))
         problem = _collect(session, key, reports)
         if isinstance(problem, tuple):
