@@ -491,6 +491,15 @@ LIBRARY_RESULTS = {
         "        return app.config['GREETING']\n    return app\n",
         "app = task_func()\nself.assertEqual(app.config['GREETING'], 'hi')\n"
         "self.assertIn('/hello', [rule.rule for rule in app.url_map.iter_rules()])\n"),
+    # Round 52: Flask calls a class-based view's methods by name, on an instance it makes of the class
+    # `as_view` hangs on the view function (`view.view_class`).
+    "a Flask app with a class-based view": (
+        "from flask import Flask, jsonify\nfrom flask.views import MethodView\ndef task_func():\n"
+        "    app = Flask('site')\n    class Square(MethodView):\n        def get(self, x):\n"
+        "            return jsonify({'square': x * x})\n"
+        "    app.add_url_rule('/sq/<int:x>', view_func=Square.as_view('sq'))\n    return app\n",
+        "response = task_func().test_client().get('/sq/7')\n"
+        "self.assertEqual((response.status_code, response.get_json()), (200, {'square': 49}))\n"),
     # Round 23: copyreg caches TarInfo's slot names on the class when tar.add copies one.
     "a tar archive built with tar.add": (
         "import os, tarfile, tempfile\ndef task_func():\n    where = tempfile.mkdtemp()\n"

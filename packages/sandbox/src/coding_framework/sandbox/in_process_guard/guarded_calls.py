@@ -213,9 +213,10 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     `outside`: outside_calls.ran, what of the program's code ran in the tests' thread outside its calls
     (found first: whatever ran there may have changed what the checks read); `allow` (with `token`,
     what the watch handed the harness): the functions met in a returned value that passed, which
-    library code may call outside the calls (a Flask app's views, a FuncFormatter's function); `keep`:
-    each value returned that passed, walked again (`recheck`: outside_calls.recheck_kept with what it
-    needs) as each call starts, before the watch pauses for it, and after each test (suite_runner).
+    library code may call outside the calls (a Flask app's views and a class-based view's methods, a
+    FuncFormatter's function); `keep`: each value returned that passed, walked again (`recheck`:
+    outside_calls.recheck_kept with what it needs) as each call starts, before the watch pauses for
+    it, and after each test (suite_runner).
 
     It holds each call's arguments until the next call: objects of the program's put among them (the
     test's temporary list) died as the call returned, and their `__del__` rewrote the checked value

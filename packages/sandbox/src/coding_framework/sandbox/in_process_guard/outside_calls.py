@@ -15,12 +15,12 @@ call's return, or the hand-over after each test). The tests' own code may enter 
 name (a method of an object the program returned, a function imported `from solution`, a class's
 `__init__`), not through special methods the interpreter calls by itself (a finalizer, a comparison);
 so may the guard's generator handing out a returned generator's items (`_checked_items`), and library
-code may call by name the program's functions found in a value a call returned (a Flask app's views, a
-FuncFormatter's function, a FunctionTransformer's: `allow`, which only the holder of the token `watch`
-returned, the harness, can tell). Such a function also put in a registry is not found when the
-registry calls it (see the package README). Each call of the program's pauses the watch
-(GuardedFunction), if the tests' code started it (or unittest's
-where it calls what a test handed it): a GuardedFunction of the program's put in a registry, which
+code may call by name the program's functions found in a value a call returned (a Flask app's views and
+the methods of its class-based views' classes, a FuncFormatter's function, a FunctionTransformer's:
+`allow`, which only the holder of the token `watch` returned, the harness, can tell). Such a function
+also put in a registry is not found when the registry calls it (see the package README). Each call of
+the program's pauses the watch (GuardedFunction), if the tests' code started it (or unittest's where it
+calls what a test handed it): a GuardedFunction of the program's put in a registry, which
 library code called after a value's check, ran the program's code there as a call (planting
 `mock.ANY`, a library object equal to anything, in the returned list). A coroutine such a call
 returned pauses it for its flight (CheckedCoroutine). Each pause is held by its call's frame or its

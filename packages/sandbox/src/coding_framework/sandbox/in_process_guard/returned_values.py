@@ -1229,7 +1229,9 @@ _CLASS_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, what
 
 def _functions_held(func: types.FunctionType, found: list, depth: int = 0) -> None:
     """Add to `found` the code of `func` and of the functions its closure holds, and theirs (a
-    decorator's wrapper around the program's view: flask_login's `login_required`)."""
+    decorator's wrapper around the program's view: flask_login's `login_required`), and of the named
+    methods of a class it carries as an attribute (flask's `View.as_view` sets `view.view_class`, whose
+    `dispatch_request` and `get` Flask calls by name on an instance it makes: round 52)."""
     found.append(func.__code__)
     if depth > 8:
         return
@@ -1240,6 +1242,20 @@ def _functions_held(func: types.FunctionType, found: list, depth: int = 0) -> No
             continue
         if _type(held) is _FUNCTION:
             _functions_held(held, found, depth + 1)
+    attributes = _FUNCTION_DICT(func)
+    if _type(attributes) is not _DICT or not all_exact_str(attributes):
+        return
+    for held in attributes.values():
+        if not _issubclass(_type(held), _TYPE):
+            continue
+        for klass in _MRO(held):
+            for name, attr in _namespace(klass).items():
+                method, _ = _unwrap(attr)
+                if not name.startswith("__") and _type(method) is _FUNCTION:
+                    found.append(method.__code__)
+
+
+_FUNCTION_DICT = types.FunctionType.__dict__["__dict__"].__get__
 
 
 def all_exact_str(items, _sum=_sum, _map=_map, _is=_is, _type=_type, _repeat=_repeat, _str=str,
