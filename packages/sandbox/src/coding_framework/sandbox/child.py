@@ -8,26 +8,19 @@ package is no longer on disk.
 
 from __future__ import annotations
 
-import _signal
-import atexit
 import builtins
 import contextlib
-import ctypes
-import gc
 import importlib.machinery
 import io
 import linecache
 import os
-import signal
 import socket
 import sys
-import threading
 import traceback
 import types
 import weakref
-from collections.abc import Callable
 
-from coding_framework.sandbox import isolation, plain_data, wire
+from coding_framework.sandbox import isolation, plain_data, program_exit, wire
 from coding_framework.sandbox.boot import SAFE_ENV
 
 CHAN_FD = 3
@@ -42,19 +35,6 @@ PRELOAD_ALLOWANCE_MB = 0
 # the candidate shares uid 0 of the user namespace with the two zygote processes and the threads its
 # preload started, and the kernel counts tasks per user namespace and uid.
 SHARED_UID_TASKS = 0
-
-
-_STARTING_STREAMS: list = []  # the child's own stdout and stderr (prepare_zygote)
-# The builtins a program's exit gives back (prepare_zygote), as Py_FinalizeEx gives back the copy it made
-# of them at start-up: before `open` was set, and before `site` added exit, quit, help and the like.
-_BUILTINS_AT_START: dict = {}
-# What a program's exit runs on, taken by prepare_zygote before any program: a program that replaces
-# sys.is_finalizing, sys.version_info, sys.modules, gc.collect, signal.signal, atexit's runner,
-# `callable` or `isinstance` changes nothing at its exit (rounds 49, 50); the other builtins the exit's
-# first steps use are the program's until they are given back (_empty_modules_and_builtins). This is
-# fidelity, not a boundary: the program can reach this module (its frames are walkable), and so change
-# how its own exit runs, but no more than what it prints and its status, which it controls anyway.
-_EXIT: dict = {}
 
 
 def prepare_zygote(workdir: str) -> None:
@@ -78,14 +58,8 @@ def prepare_zygote(workdir: str) -> None:
         stream.buffer.raw.name = name
         stream.mode = mode
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
-    _STARTING_STREAMS[:] = [sys.stdout, sys.stderr]
-    _BUILTINS_AT_START.update((name, value) for name, value in vars(builtins).items()
-                              if name != "open" and type(value).__module__ != "_sitebuiltins")
+    program_exit.capture()
     sys.argv = ["main.py"]
-    _EXIT.update(finalizing_flag=_finalizing_flag(), is_finalizing=sys.is_finalizing, collect=gc.collect,
-                 gc_enabled=gc.isenabled, modules=sys.modules, run_exitfuncs=atexit._run_exitfuncs,
-                 getsignal=_signal.getsignal, setsignal=_signal.signal, sig_dfl=_signal.SIG_DFL,
-                 signals=tuple(signal.valid_signals()), callable=callable, isinstance=isinstance)
     global DUMPABLE_AFTER_SETUID
     try:
         with open("/proc/sys/fs/suid_dumpable") as fh:
@@ -215,7 +189,7 @@ def start(fds: list[int], mode: bytes, limits: tuple[int, ...], uid: int | None)
 
             code = suite_runner.run_in_child(chan)
     except BaseException:
-        _quietly(traceback.print_exc)
+        program_exit.quietly(traceback.print_exc)
     finally:
         _flush_stdio()
         try:
@@ -396,7 +370,7 @@ def _run_program(chan: wire.FdChannel) -> int:
     try:
         exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
     except SystemExit as exc:
-        code = _exit_code(exc)
+        code = program_exit.exit_code(exc)
     except MemoryError as exc:
         _safe_send(chan, ("memory",))
         _report_uncaught(exc)
@@ -404,179 +378,10 @@ def _run_program(chan: wire.FdChannel) -> int:
     except BaseException as exc:
         _report_uncaught(exc)
         code = 1
-    try:
-        threading._shutdown()  # type: ignore[attr-defined] - the interpreter calls it by this name too
-        _EXIT["run_exitfuncs"]()
-    except SystemExit as exc:
-        code = _exit_code(exc)
-    except BaseException:
-        traceback.print_exc()
+    code = program_exit.join_threads_and_run_atexit(code)
     main = weakref.ref(module)
     del module
-    return code if _finalize(main) else 120
-
-
-def _finalize(main: weakref.ref) -> bool:
-    """The rest of the interpreter's exit, in its order (Py_FinalizeEx): no other thread runs from here
-    on; flush sys.stdout and sys.stderr; signals back to their default actions; collect garbage; put the
-    standard streams back; turn the import system off, empty sys.modules and give builtins back their
-    start-up names; collect again, so that `__main__`'s objects' `__del__` methods and generators'
-    `finally` blocks run with its globals still there; then set what is left of the globals to None,
-    names with a single leading underscore first; flush again, then the streams the program started
-    with, which it may have replaced while what it wrote to them was still buffered (round 41).
-    A writer of the program's own, such as a module-level `os.fdopen(1, "w")`, flushes as it goes (its
-    output was lost: round 44). False when a flush of sys.stdout or sys.stderr failed, which makes
-    `python main.py` exit 120."""
-    if not _quietly(_freeze_other_threads):
-        _quietly(_stop_other_threads)
-    flushed = _flush_std()
-    _quietly(_drop_signal_handlers)
-    _quietly(_first_collection)
-    _quietly(_reset_sys)
-    loaded = _quietly(_empty_modules_and_builtins, main)  # kept alive: the code below runs on them
-    _quietly(_clear_main, main)
-    del loaded
-    flushed = _flush_std(report=flushed) and flushed
-    for stream in _STARTING_STREAMS:
-        _quietly(stream.flush)
-    return flushed
-
-
-def _quietly(step: Callable, *args: object) -> object:
-    """`step(*args)`, or None if it raised: one step of the exit that fails does not stop the next. A plain
-    try, not contextlib.suppress, which the program may have replaced (round 50)."""
-    try:
-        return step(*args)
-    except BaseException:
-        return None
-
-
-def _first_collection() -> None:
-    if _EXIT["gc_enabled"]():  # as the interpreter's first collection at exit (a program may disable it)
-        _EXIT["collect"]()
-
-
-def _reset_sys() -> None:
-    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
-    for name in ("path", "argv", "ps1", "ps2", "last_type", "last_value", "last_traceback", "path_hooks",
-                 "path_importer_cache", "meta_path", "__interactivehook__"):
-        setattr(sys, name, None)  # as the interpreter's: an import from here on fails (round 46)
-
-
-def _empty_modules_and_builtins(main: weakref.ref) -> list:
-    """As the interpreter's exit: its modules dict emptied, whatever `sys.modules` names now (an import of
-    a module already loaded fails too), and builtins given back their own names, so that what the program
-    put there is finalized and its replacement of `print` gone. Returns the modules but `__main__`, for the
-    caller to keep alive while its own code runs on them."""
-    loaded = [module for module in _EXIT["modules"].values() if module is not main()]
-    _EXIT["modules"].clear()
-    names = builtins.__dict__  # looked up once: no builtin can be between clear() and update()
-    dropped = names.copy()  # finalized once the builtins are back, as the interpreter's
-    names.clear()
-    names.update(_BUILTINS_AT_START)
-    del names, dropped
-    return loaded
-
-
-def _clear_main(main: weakref.ref) -> None:
-    """Collect, so that `__main__`'s objects' destructors run with its globals still there; then clear
-    what is left of them as the interpreter clears a module, names with one leading underscore first."""
-    _EXIT["collect"]()
-    module = main()
-    if module is None:
-        return
-    namespace = module.__dict__
-    del module
-    for first in (True, False):
-        for key in [k for k in namespace
-                    if type(k) is str and (k.startswith("_") and not k.startswith("__")) is first]:
-            if key != "__builtins__":
-                namespace[key] = None
-    del namespace
-    _EXIT["collect"]()
-
-
-# CPython 3.11's `_PyRuntimeState` starts with five ints (_initialized, preinitializing, preinitialized,
-# core_initialized, initialized), then `_finalizing`: the thread state of the thread that finalizes the
-# runtime, NULL until then. Any other thread that finds it set when it next takes the GIL exits.
-_RUNTIME_HEAD = (1, 0, 1, 1, 1)
-_FINALIZING_OFFSET = 24
-
-
-def _finalizing_flag() -> tuple | None:
-    """`_PyRuntime._finalizing` and a function that gives this thread's state, where this interpreter's
-    layout is CPython 3.11's: the fields before it hold what a running interpreter has there, and writing
-    it turns `sys.is_finalizing()` true (checked here, in the zygote, then undone). None elsewhere."""
-    if sys.version_info[:2] != (3, 11) or len(sys._current_frames()) != 1:  # no thread may take the GIL
-        return None
-    try:
-        base = ctypes.addressof(ctypes.c_int.in_dll(ctypes.pythonapi, "_PyRuntime"))
-    except ValueError:
-        return None
-    flag = ctypes.c_void_p.from_address(base + _FINALIZING_OFFSET)
-    if tuple((ctypes.c_int * len(_RUNTIME_HEAD)).from_address(base)) != _RUNTIME_HEAD or flag.value:
-        return None
-    thread_state = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))
-    flag.value = thread_state()
-    works = sys.is_finalizing()
-    flag.value = None
-    return (flag, thread_state) if works and not sys.is_finalizing() else None
-
-
-def _freeze_other_threads() -> bool:
-    """What Py_FinalizeEx does once the non-daemon threads are joined and atexit has run: it marks the
-    runtime as finalized by this thread, so every other thread (daemon threads, those of
-    `_thread.start_new_thread`) exits where it next takes the GIL, before the program's objects are
-    finalized, and runs no `except` or `finally` of its own. A daemon thread printed, ticked or exited
-    0 through that finalization while it was only sent SystemExit (red-team rounds 46, 48). The flag
-    has no API: it is written where prepare_zygote found it (`_finalizing_flag`). False where there is
-    none (another CPython) or the write did not take."""
-    if _EXIT["finalizing_flag"] is None:
-        return False
-    flag, thread_state = _EXIT["finalizing_flag"]
-    flag.value = thread_state()
-    return _EXIT["is_finalizing"]()
-
-
-def _drop_signal_handlers() -> None:
-    """As the interpreter's exit does next (_PySignal_Fini): every signal with a handler of the program's
-    goes back to its default action, so none runs while the program's objects are finalized (a SIGALRM
-    handler printed the answer there; round 49), and the handlers no longer keep `__main__`'s globals
-    alive (a `__del__` that printed the answer never ran)."""
-    getsignal, setsignal, is_callable = _EXIT["getsignal"], _EXIT["setsignal"], _EXIT["callable"]
-    for signum in _EXIT["signals"]:
-        try:
-            if is_callable(getsignal(signum)):
-                setsignal(signum, _EXIT["sig_dfl"])
-        except (ValueError, OSError, TypeError):
-            pass
-
-
-def _stop_other_threads() -> None:
-    """Where the runtime cannot be marked as finalizing (not CPython 3.11): each other thread still
-    running is sent SystemExit, which it raises as soon as it runs again. Not a freeze: an
-    `except`/`finally` of such a thread may still run then."""
-    main = threading.get_ident()
-    others = [ident for ident in sys._current_frames() if ident != main]
-    for ident in others:
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(SystemExit))
-
-
-def _flush_std(report: bool = True) -> bool:
-    flushed = True
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None and not stream.closed:
-                stream.flush()
-        except BaseException as exc:
-            flushed = False
-            if stream is sys.stdout and report:
-                try:
-                    print(f"Exception ignored in: {stream!r}", file=sys.stderr)
-                    traceback.print_exception(type(exc), exc, None)
-                except BaseException:
-                    pass
-    return flushed
+    return code if program_exit.finalize(main) else 120
 
 
 def _source_encoding(program: str) -> str:
@@ -625,17 +430,3 @@ def _safe_send(chan: wire.FdChannel, value: object) -> None:
         wire.send_frame(chan, plain_data.encode(value))
     except OSError:
         pass
-
-
-def _exit_code(exc: SystemExit) -> int:
-    """The status `sys.exit(code)` gives, as the interpreter computes it: an int's own value (not what
-    an int subclass's `__and__` says: round 50), -1 where it does not fit a C long, wrapped as the
-    kernel wraps it."""
-    code = exc.code
-    if code is None:
-        return 0
-    if _EXIT["isinstance"](code, int):
-        value = int.__int__(code)
-        return (value if -(1 << 63) <= value < 1 << 63 else -1) & 0xFF
-    print(code, file=sys.stderr)
-    return 1
