@@ -1780,6 +1780,30 @@ with open("/pro" + "c/" + str(os.getpid()) + "/mem", "r+b", buffering=0) as memo
 """
 
 
+# Round 53: library state the tests' assertions run on, reached without any name the static check knows.
+# Each wrong program (add returns 0, or a string that matches nothing) passed before its fix.
+LOG_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
+            "        with self.assertLogs(level='INFO'):\n            self.assertEqual(add(2, 3), 5)\n")
+# unittest._log loaded only at a test's first assertLogs, after the bindings were recorded.
+SWALLOWING_LOG_CONTEXT = ("import importlib\nimportlib.import_module('unit' + 'test._log')"
+                          "._AssertLogsContext.__exit__ = slice\ndef add(a, b):\n    return 0\n")
+COUNT_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
+              "        self.assertCountEqual([add(2, 3), add(1, 1)], [5, 2])\n")
+# An added special method on a class of a module the tests do not import: every Counter equal.
+EVERY_COUNTER_EQUAL = ("import collections\ncollections.Counter.__getitem__ = slice\n"
+                       "def add(a, b):\n    return 0\n")
+REGEX_TEST = ("import re\nimport unittest\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
+              "        self.assertRegex(add(2, 3), r'^5 items$')\n"
+              "        self.assertTrue(re.match(r'^\\d items$', add(1, 1)))\n")
+# A pattern that matches anything, under the keys of the test's patterns in re's cache...
+PLANTED_PATTERNS = ("import re\nANY = re.compile('')\nfor p in (r'^5 items$', r'^\\d items$'):\n"
+                    "    re._cache[(str, p, 0)] = ANY\ndef add(a, b):\n    return 'nope'\n")
+# ...or a mapping bound in its place that makes one for any key.
+PATTERN_FACTORY = ("import re, collections, functools\n"
+                   "re._cache = collections.defaultdict(functools.partial(re.compile, ''))\n"
+                   "def add(a, b):\n    return 'nope'\n")
+
+
 # Each ends in an error, never a pass (the message says which layer stopped it):
 SEPARATE_ATTACKS = {
     "a test case handed to the program": (RESULT_FORGERY, SELF_HANDING_TEST,
@@ -1789,7 +1813,27 @@ SEPARATE_ATTACKS = {
     # Copying a no-op function over assertEqual in place would keep every binding identical; the
     # child is non-dumpable and unprivileged, so /proc/<pid>/mem is root's and cannot be opened.
     "writing its own memory": (WRITE_OWN_MEMORY, UNIT_TEST, ("PermissionError",)),
+    "an assertLogs that swallows failures": (SWALLOWING_LOG_CONTEXT, LOG_TEST,
+                                             ("tampering", "unittest._log._AssertLogsContext")),
+    "every Counter equal": (EVERY_COUNTER_EQUAL, COUNT_TEST, ("tampering", "Counter.__getitem__ was added")),
+    "a regex cache bound to a pattern factory": (PATTERN_FACTORY, REGEX_TEST, ("tampering", "re._cache")),
 }
+
+
+def test_planted_regex_patterns_are_emptied_and_honest_programs_pass(pool):
+    # Patterns planted in re's own cache (the plain dict re was given: nothing to find rebound) are
+    # emptied after the program loads and after each of its calls, so the tests' patterns are compiled
+    # anew and the wrong answer fails. The honest programs of the round-53 tests above pass.
+    honest = {LOG_TEST: ("import logging\ndef add(a, b):\n    logging.getLogger('x').info('add')\n"
+                         "    return a + b\n"),
+              COUNT_TEST: ("import collections\ndef add(a, b):\n"
+                           "    return sum(collections.Counter([a, b]).elements())\n"),
+              REGEX_TEST: "import re\ndef add(a, b):\n    return re.sub(r'^', f'{a + b}', ' items')\n"}
+    jobs = [UnittestJob(program=PLANTED_PATTERNS, test=REGEX_TEST)]
+    jobs += [UnittestJob(program=program, test=test) for test, program in honest.items()]
+    verdicts = pool.run_many(jobs)
+    assert [v.status for v in verdicts] == [Status.FAILED] + [Status.PASSED] * 3, verdicts
+    assert "Regex didn't match" in verdicts[0].message, verdicts[0]
 
 
 @pytest.mark.parametrize("attack", sorted(SEPARATE_ATTACKS))

@@ -77,6 +77,9 @@ def test_main_blocks_are_blanked_line_for_line_unless_the_program_is_main():
     assert stripped.split("\n") == ["def task_func(x):", "    return 2 * x", "", "", "", "", "",
                                     "CONSTANT = 3", ""]
     assert without_main_blocks(program, "__main__") == program
+    # Windows line ends (and old Mac ones) end lines as the parser counts them, and stay (round 53).
+    assert without_main_blocks(program.replace("\n", "\r\n"), "solution") == stripped.replace("\n", "\r\n")
+    assert without_main_blocks(program.replace("\n", "\r"), "solution") == stripped.replace("\n", "\r")
     # A block with an else runs its else as a module: kept (and checked) whole; so is any other test.
     with_else = "if __name__ == '__main__':\n    a = 1\nelse:\n    a = 2\n"
     assert without_main_blocks(with_else, "solution") == with_else

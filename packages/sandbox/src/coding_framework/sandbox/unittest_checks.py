@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import hmac
+import re
 import secrets
 import time
 
@@ -112,18 +113,23 @@ def without_main_blocks(program: str, module_name: str) -> str:
     out, line for line, unless the program runs as `__main__`. Such a block never runs as an imported
     module (bigcodebench's sanitizer drops it too), and models often end a solution with one that
     imports unittest to try their function, which the static check would refuse."""
-    if module_name == "__main__" or "\r" in program:
+    if module_name == "__main__":
         return program
     try:
         tree = ast.parse(program)
     except SyntaxError:
         return program
-    lines = program.split("\n")
+    # Lines as the parser counts them: "\r\n", "\r" and "\n" end one (round 53: a program with Windows
+    # line ends kept its block); the separators are kept as they are.
+    parts = _LINE_END.split(program)
     for node in tree.body:
         if isinstance(node, ast.If) and not node.orelse and _is_main_test(node.test):
             for index in range(node.lineno - 1, node.end_lineno):
-                lines[index] = ""
-    return "\n".join(lines)
+                parts[2 * index] = ""
+    return "".join(parts)
+
+
+_LINE_END = re.compile(r"(\r\n|\r|\n)")
 
 
 def _is_main_test(test: ast.expr) -> bool:
