@@ -1804,6 +1804,39 @@ PATTERN_FACTORY = ("import re, collections, functools\n"
                    "def add(a, b):\n    return 'nope'\n")
 
 
+# Round 54: more shared library state the tests' assertions run on. Each wrong program passed before its
+# fix (add returns 0, "nope", or mutates its input).
+# A trusted function renamed as the method it replaces: its `__qualname__` matched, its code's does not.
+RENAMED_COUNTER_EQ = ("import collections, copy\nsame = copy._deepcopy_atomic\n"
+                      "same.__qualname__ = 'Counter.__eq__'\ncollections.Counter.__eq__ = same\n"
+                      "def add(a, b):\n    return 0\n")
+JSON_TEST = ("import json\nimport unittest\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
+             "        self.assertEqual(add(2, 3), json.dumps({'sum': 5}))\n")
+# json's shared encoder set to the program's (wrong, compact) format.
+COMPACT_DEFAULT_ENCODER = ("import json\njson._default_encoder.item_separator = ','\n"
+                           "json._default_encoder.key_separator = ':'\n"
+                           "def add(a, b):\n    return '{\"sum\":5}'\n")
+COPY_TEST = ("import copy\nimport unittest\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
+             "        xs = [2]\n        saved = copy.deepcopy(xs)\n        self.assertEqual(add(xs, 3), 5)\n"
+             "        self.assertEqual(xs, saved)\n")
+# deepcopy of a list made the identity: the test's copy of its input mutated with it.
+SHARED_DEEPCOPY = ("import copy\ncopy._deepcopy_dispatch[list] = copy._deepcopy_atomic\n"
+                   "def add(xs, n):\n    xs.append(n)\n    return sum(xs)\n")
+DATE_TEST = ("import datetime\nimport unittest\nclass TestAdd(unittest.TestCase):\n"
+             "    def test_small(self):\n"
+             "        parsed = datetime.datetime.strptime(add(2, 3), '%Y-%m-%d')\n"
+             "        self.assertEqual(parsed, datetime.datetime(1900, 1, 1))\n")
+# strptime's shared pattern builder made to match anything (what it fails to parse defaults to 1900).
+ANY_DATE = ("import _strptime\n_strptime._TimeRE_cache.pattern = '(?s:.*)'.format\n"
+            "def add(a, b):\n    return 'nope'\n")
+GLOB_TEST = ("import fnmatch\nimport unittest\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
+             "        self.assertTrue(fnmatch.fnmatch(add(2, 3), '*.txt'))\n")
+# A pattern planted in re's cache while the program loads, taken into fnmatch's own cache there.
+PLANTED_GLOB = ("import fnmatch, re\n"
+                "re._cache[(str, fnmatch.translate('*.txt'), 0)] = re.compile('(?s:.*)')\n"
+                "fnmatch.fnmatch('a', '*.txt')\ndef add(a, b):\n    return 'nope'\n")
+
+
 # Each ends in an error, never a pass (the message says which layer stopped it):
 SEPARATE_ATTACKS = {
     "a test case handed to the program": (RESULT_FORGERY, SELF_HANDING_TEST,
@@ -1817,6 +1850,13 @@ SEPARATE_ATTACKS = {
                                              ("tampering", "unittest._log._AssertLogsContext")),
     "every Counter equal": (EVERY_COUNTER_EQUAL, COUNT_TEST, ("tampering", "Counter.__getitem__ was added")),
     "a regex cache bound to a pattern factory": (PATTERN_FACTORY, REGEX_TEST, ("tampering", "re._cache")),
+    "a trusted function renamed as the method it replaces": (RENAMED_COUNTER_EQ, COUNT_TEST,
+                                                             ("tampering", "Counter.__eq__ was rebound")),
+    "json's shared encoder in the program's format": (COMPACT_DEFAULT_ENCODER, JSON_TEST,
+                                                      ("tampering", "json._default_encoder was changed")),
+    "deepcopy of a list made the identity": (SHARED_DEEPCOPY, COPY_TEST,
+                                             ("tampering", "copy._deepcopy_dispatch was changed")),
+    "strptime parsing anything": (ANY_DATE, DATE_TEST, ("tampering", "_strptime._TimeRE_cache")),
 }
 
 
@@ -1828,12 +1868,31 @@ def test_planted_regex_patterns_are_emptied_and_honest_programs_pass(pool):
                          "    return a + b\n"),
               COUNT_TEST: ("import collections\ndef add(a, b):\n"
                            "    return sum(collections.Counter([a, b]).elements())\n"),
-              REGEX_TEST: "import re\ndef add(a, b):\n    return re.sub(r'^', f'{a + b}', ' items')\n"}
-    jobs = [UnittestJob(program=PLANTED_PATTERNS, test=REGEX_TEST)]
+              REGEX_TEST: "import re\ndef add(a, b):\n    return re.sub(r'^', f'{a + b}', ' items')\n",
+              JSON_TEST: "import json\ndef add(a, b):\n    return json.dumps({'sum': a + b})\n",
+              COPY_TEST: "def add(xs, n):\n    return sum(xs) + n\n",
+              DATE_TEST: "import datetime\ndef add(a, b):\n    return str(datetime.date(1900, 1, 1))\n",
+              GLOB_TEST: "def add(a, b):\n    return f'{a + b}.txt'\n"}
+    # (Round 54: one planted while the program loads, and taken into fnmatch's cache then, too.)
+    jobs = [UnittestJob(program=PLANTED_PATTERNS, test=REGEX_TEST),
+            UnittestJob(program=PLANTED_GLOB, test=GLOB_TEST)]
     jobs += [UnittestJob(program=program, test=test) for test, program in honest.items()]
     verdicts = pool.run_many(jobs)
-    assert [v.status for v in verdicts] == [Status.FAILED] + [Status.PASSED] * 3, verdicts
+    assert [v.status for v in verdicts] == [Status.FAILED] * 2 + [Status.PASSED] * len(honest), verdicts
     assert "Regex didn't match" in verdicts[0].message, verdicts[0]
+    assert "False is not true" in verdicts[1].message, verdicts[1]
+
+
+def test_a_forked_child_falling_out_of_the_program_ends_and_typing_extensions_may_patch_typing(pool):
+    # A child forked in a test that raised (rather than exited) ran into the copied harness and waited
+    # there forever, and its parent with it (round 54). Ended now, as a failed unittest run in it would
+    # be, the parent goes on. typing_extensions puts its own versions of typing's internals in place
+    # when imported: a rebinding of trusted code of the same qualified name by a known patcher.
+    forked = ("import os\ndef add(a, b):\n    pid = os.fork()\n    if pid == 0:\n"
+              "        raise RuntimeError('the child fell out')\n    os.waitpid(pid, 0)\n    return a + b\n")
+    patcher = "import typing_extensions\ndef add(a, b):\n    return a + b\n"
+    verdicts = pool.run_many([UnittestJob(program=program, test=UNIT_TEST) for program in (forked, patcher)])
+    assert [v.status for v in verdicts] == [Status.PASSED, Status.PASSED], verdicts
 
 
 @pytest.mark.parametrize("attack", sorted(SEPARATE_ATTACKS))

@@ -142,7 +142,8 @@ def run_in_child(chan: wire.FdChannel) -> int:
     watch = in_process_guard.outside_calls
     result._cf_send = hand_over = _HandOver((request, reply, gc.disable, watch.recheck_kept,
                                              in_process_guard.foreign_answerer, is_trusted, libraries,
-                                             watch.kept, watch.changed, watch.drop_unheld))
+                                             watch.kept, watch.changed, watch.drop_unheld,
+                                             os.getpid(), os.getpid, os._exit))
     harness.hand_over = hand_over  # (the one the harness authenticates: a hand-over must come from it)
     # CPython hands a Python signal handler the frame it interrupted: from here on no signal action can
     # be set (seccomp; a fresh `_signal` module gets no further). Handlers run in this thread only.
@@ -184,7 +185,8 @@ def _stop_program_code(is_trusted):
 
 
 class _HandOver(tuple):
-    # (request lock, reply lock, gc.disable, outside_calls.recheck_kept and what it is given). Called in
+    # (request lock, reply lock, gc.disable, outside_calls.recheck_kept and what it is given, this
+    # process's pid, os.getpid, os._exit). Called in
     # the tests' thread with a message: at a test's end, walks again what the program's calls returned
     # (outside_calls: what changed after its check is recorded, read by the harness); then wakes
     # the harness's thread and waits until it has read the message off this very frame
@@ -199,6 +201,12 @@ class _HandOver(tuple):
     __slots__ = ()
 
     def __call__(self, message: tuple) -> None:
+        if self[11]() != self[10]:
+            # A child the program forked from the tests' thread (a test fell out of the program into
+            # the copied harness there): no harness's thread to hand over to in it. As a forked
+            # unittest run would, sooner, it ends, failed; it waited forever, and its parent with it,
+            # into the time-out (round 54).
+            self[12](1)
         self[2]()
         if message[0] == "stop":  # (a test's end, its tearDown and cleanups done)
             self[3](self[4], self[5], self[6], self[7], self[8], self[9])
@@ -491,7 +499,12 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     # From here on the collector runs only while a call of the program's runs (guarded_calls): a
     # collection in the tests' own code would run finalizers of the program's garbage there.
     collector_off()
-    call_checks[1]()  # (in this thread: empties bindings.LIBRARY_CACHES; findings are the harness's)
+    # In this thread, as after each of the program's calls: the library caches emptied, and what only
+    # this thread checks (shared objects, bindings.FROZEN_STATE) checked; a finding is recorded for the
+    # harness, which reads it at its next check.
+    found = call_checks[1]()
+    if found:
+        watch.changed("; ".join(found))
     try:
         resume()
     except BaseException as exc:  # (the profile function could not be set: no run without the watch)

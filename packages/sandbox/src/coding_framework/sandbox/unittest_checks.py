@@ -38,10 +38,10 @@ READABLE_ATTRIBUTES = frozenset({"modules"})
 # Called by bare name, these run code the static check cannot see (the run-time guard refuses making
 # code to the program whatever the name: these give the common case an early, clear verdict).
 FORBIDDEN_CALLS = frozenset({"exec", "eval", "compile", "breakpoint", "open_code"})
-# Names a bare name reaches (as the module or sys.modules) only where the program bound it, and an
-# import of the module is flagged itself: a bare `gc` or `modules` the program bound by assignment,
+# Names that reach a module (or sys.modules) as a bare name only where the program bound them so, and
+# an import of the module is flagged itself: a bare `gc` or `modules` the program bound by assignment,
 # argument or definition is its own variable (a GC-content count, a dict of module names; round 52).
-# So are the FORBIDDEN_CALLS: `from re import compile` binds re's.
+# So is one of the FORBIDDEN_CALLS the program binds: `from re import compile` binds re's.
 MODULE_NAMES = frozenset({"gc", "modules", "sys_modules", "ctypes", "builtins", "atexit", "faulthandler",
                           "tracemalloc", "pdb", "bdb", "unittest", "suite_runner", "coding_framework"})
 FORBIDDEN_STRINGS = ("/proc/self", "/proc/1", "/dev/fd", "unittest", "coding_framework")
@@ -50,8 +50,8 @@ FORBIDDEN_STRINGS = ("/proc/self", "/proc/1", "/dev/fd", "unittest", "coding_fra
 def static_violations(program: str) -> list[str]:
     """What in `program` could tamper with the harness (sorted, empty when clean). A first filter: names
     and strings built at run time get past it, and the run-time guard stands behind it. So it leaves
-    alone what cannot be such a reach: a name the program binds itself (see MODULE_NAMES) and the
-    words of a docstring."""
+    alone what it cannot tell from honest code: a name the program binds itself (see MODULE_NAMES) and
+    the words of a docstring."""
     try:
         tree = ast.parse(program)
     except SyntaxError:

@@ -26,6 +26,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _genuine_mock,
     _id,
     _issubclass,
+    _maker,
     _method_set_on_instance,
     _namespace,
     _object_getattribute,
@@ -96,7 +97,7 @@ class Snapshot:
         # ctypes views, which can write what they read, and each namespace's version is kept too.
         self.private = private
         # (label, live namespace, copy, mode, the class whose namespace it is or None for a module)
-        self.entries: list[tuple[str, object, dict, str, bool]] = []
+        self.entries: list[tuple[str, object, dict, str, type | None]] = []
         # Per entry, (reader of its dict's version tag, the tag when copied), or None: a namespace whose
         # tag has not moved is unchanged, and is not compared key by key (private snapshots only).
         self.versions: list[tuple[Callable[[], int], int] | None] = []
@@ -109,8 +110,12 @@ class Snapshot:
         self.class_mros: list[tuple[str, type, tuple]] = []
         # (label, getter): objects tests use without a binding, checked for methods of the program's
         self.shared: list[tuple[str, Callable[[], object]]] = []
-        # (label, module namespace, name): LIBRARY_CACHES of the modules loaded when recorded
+        # (label, module namespace, name): LIBRARY_CACHES of the modules loaded when recorded, and the
+        # cache_clear of their LRU_CACHES
         self.caches: list[tuple[str, dict, str]] = []
+        self.cache_clears: list[Callable[[], None]] = []
+        # (label, live state, copy, what it may gain): FROZEN_STATE, checked in the tests' thread
+        self.frozen: list[tuple[str, dict, dict, str]] = []
 
     def seal(self, name: str, module: types.ModuleType) -> None:
         """Also watch `module`'s namespace, and those of the classes it defines, for any change at all,
@@ -296,6 +301,10 @@ def record(strict_names: Iterable[str], private: bool = False) -> Snapshot:
     snapshot.shared = _shared_objects()
     snapshot.caches = [(f"{module}.{name}", sys.modules[module].__dict__, name)
                        for module, name in LIBRARY_CACHES if module in sys.modules]
+    snapshot.cache_clears = [clear for module, name in LRU_CACHES
+                             if (clear := getattr(getattr(sys.modules.get(module), name, None), "cache_clear",
+                                                  None)) is not None]
+    snapshot.frozen = _frozen_state()
     return snapshot
 
 
@@ -318,8 +327,10 @@ def make_checker(
     "strict" namespaces: any rebinding, deletion or (in classes) addition counts, except lazy
     initialisation (a binding that was None, or a private non-callable one). "functions": deleted or
     rebound functions and classes, unless the new value is a plain function loaded from trusted code
-    under the same qualified name (a library redefining its own function lazily; another trusted
-    function put there, `__exit__ = inspect.isclass`, changes what the library does). "methods":
+    of the same definition (a library redefining its own function lazily; another trusted
+    function put there, `__exit__ = inspect.isclass`, changes what the library does), and, in classes,
+    an added special method or callable shadowing a base class's (LIBRARY_CACHES are checked in every
+    mode, and emptied in the tests' thread). "methods":
     callables added (classes), rebound or deleted, whatever the data attributes do.
 
     With `program_made_only` (checks in the middle of a test, where the test's own `mock.patch`es are
@@ -344,7 +355,10 @@ def make_checker(
     mros = [e for s in snapshots for e in s.class_mros]
     shared = [] if harness_side else [e for s in snapshots for e in s.shared]
     caches, dict_ = [e for s in snapshots for e in s.caches], dict
-    function_state, same_state, mro_of, qualname_of = _function_state, _same_state, _MRO, _qualname
+    cache_clears = [] if harness_side else [e for s in snapshots for e in s.cache_clears]
+    frozen = [] if harness_side else [e for s in snapshots for e in s.frozen]
+    program_class = functools.partial(_program_class, is_trusted=is_trusted)
+    function_state, same_state, mro_of, same_definition = _function_state, _same_state, _MRO, _same_definition
     lazy_attribute = functools.partial(_six_lazy_attribute, is_trusted=is_trusted)
     behaviour, inherited = _behaviour, _inherited
     str_list = _str_list
@@ -376,6 +390,15 @@ def make_checker(
                 found.append(f"{label} was replaced (by no plain dict)")
             elif copied is None:
                 cache.clear()  # (the tests' thread: see LIBRARY_CACHES)
+        for clear in cache_clears:
+            clear()
+        for label, live, saved, may_gain in frozen:
+            changed = [k for k, v in saved.items() if live.get(k, missing) is not v]
+            changed += [k for k, v in live.items() if k not in saved and not (
+                (may_gain and program_class(k))
+                or ("reducers" in may_gain and type_(v) is function and is_trusted(v.__code__)))]
+            if changed:
+                found.append(f"{label} was changed")
         filters = foreign_filter()
         if filters:
             found.append(filters)
@@ -408,9 +431,8 @@ def make_checker(
                     if callable_(old) or callable_(new):
                         found.append(f"{label}.{key} was rebound")
                 elif (strict and not (str_startswith(key, "_") and not callable_(old))) or (
-                        callable_(old) and not (
-                            type_(new) is function and is_trusted(new.__code__)
-                            and new.__qualname__ == qualname_of(old))):
+                        callable_(old) and not (type_(new) is function and is_trusted(new.__code__)
+                                                and same_definition(old, new))):
                     found.append(f"{label}.{key} was rebound")
             if cls is not None:  # new class attributes shadow inherited ones
                 # (copyreg caches a class's slot names on it the first time one of its objects is
@@ -437,15 +459,22 @@ def make_checker(
     return changes
 
 
-def _behaviour(value: object, callable_=builtins.callable) -> bool:
+def _program_class(key: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether `key` (a dispatch table's) is a class of the program's: one no trusted module made."""
+    return (_issubclass(_type(key), _TYPE) and _TYPE_FLAGS(key) & _HEAP_TYPE != 0
+            and _maker(key, is_trusted) is None)
+
+
+def _behaviour(value: object, callable_=builtins.callable, any_=builtins.any) -> bool:
     """Whether a class attribute changes what the class's objects do: something called (a function,
-    a C type such as `slice`) or a descriptor (a property), found without running any of its code."""
-    return callable_(value) or any("__get__" in _namespace(klass) for klass in _MRO(_type(value)))
+    a C type such as `slice`) or a descriptor (a property), found without running any of its code.
+    (Its builtins are taken when defined, as the checks' are: the program may rebind them.)"""
+    return callable_(value) or any_("__get__" in _namespace(klass) for klass in _MRO(_type(value)))
 
 
-def _inherited(cls: type, name: str) -> bool:
+def _inherited(cls: type, name: str, any_=builtins.any) -> bool:
     """Whether a base class of `cls` (read through type's own descriptors) defines `name`."""
-    return any(name in _namespace(base) for base in _MRO(cls)[1:])
+    return any_(name in _namespace(base) for base in _MRO(cls)[1:])
 
 
 def _six_lazy_attribute(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
@@ -471,15 +500,31 @@ _TYPE_FLAGS, _HEAP_TYPE = type.__dict__["__flags__"].__get__, 1 << 9  # Py_TPFLA
 _FUNCTION_DICT = types.FunctionType.__dict__["__dict__"].__get__
 
 
-def _qualname(value: object) -> str | None:
-    """The qualified name of a function or class, read through the type's own descriptors (never an
-    attribute lookup that a class's namespace could answer), or None for anything else."""
-    kind = _type(value)
-    if kind is _FUNCTION:
-        return value.__qualname__
-    if _issubclass(kind, _TYPE):
-        return _TYPE_QUALNAME(value)
-    return None
+def _same_definition(old: object, new: types.FunctionType) -> bool:
+    """Whether `new` stands for the function `old` as a library puts its own version in place (one
+    redefining its function lazily; typing_extensions putting its backports into typing): the same
+    qualified name of their code, and the same file or that of a known patcher (_PATCHERS). A code
+    object's names and file cannot be set; a function's own `__qualname__` can: a trusted function
+    returning its first argument, renamed `catch_warnings.__exit__` and put there, swallowed every
+    failure of pandas' assert_frame_equal (round 54)."""
+    if _type(old) is not _FUNCTION:
+        return False
+    before, after = old.__code__, new.__code__
+    if before.co_qualname != after.co_qualname:
+        return False
+    return (before.co_filename == after.co_filename
+            or _file_name(after.co_filename) in _PATCHERS.get(_file_name(before.co_filename), ()))
+
+
+# Modules whose functions another library replaces with its own, by file name (of trusted code only).
+_PATCHERS = {"typing.py": ("typing_extensions.py",)}
+
+
+def _file_name(path: str, _rpartition=str.rpartition) -> str:
+    """The last part of a code object's file path, by str's own method: os.path.basename calls the
+    builtin `isinstance`, which the program may have rebound (the harness's thread ran it, round 54's
+    regression pass)."""
+    return _rpartition(path, "/")[2]
 
 
 def foreign_in_class(cls: type, own_code: CodeSet, recorded: dict[int, type],
@@ -579,7 +624,42 @@ def _shared_objects() -> list[tuple[str, Callable[[], object]]]:
     generator = getattr(sys.modules.get("random"), "_inst", None)
     if generator is not None:
         found.append(("random._inst", lambda: generator))
+    # What `datetime.strptime` builds its patterns with, rebuilt by _strptime when the locale or time
+    # zone changes: `pattern` set on it to `"(?s:.*)".format` parsed anything (round 54).
+    strptime = getattr(sys.modules.get("_strptime"), "__dict__", {})
+    found.append(("_strptime._TimeRE_cache", lambda: strptime.get("_TimeRE_cache")))
     return found
+
+
+# Objects the standard library shares among all its callers, whose state decides what they answer:
+# json's default encoder and decoder (their separators set to the program's format made the test's own
+# `json.dumps(expected)` match it) and copy's and copyreg's type dispatch tables (`deepcopy` of a list
+# made the identity: a test's copy of its input mutated with it; round 54). Kept as recorded, but for
+# entries a table may gain (the third field): for a class of the program's (`copyreg.pickle(MyClass,
+# reduce)`), and in copyreg's also a trusted reducer (numpy registers its ufuncs' when imported).
+FROZEN_STATE = (("json", "_default_encoder", ""), ("json", "_default_decoder", ""),
+                ("copy", "_deepcopy_dispatch", "program classes"),
+                ("copy", "_copy_dispatch", "program classes"),
+                ("copyreg", "dispatch_table", "program classes, trusted reducers"))
+
+
+def _frozen_state() -> list[tuple[str, dict, dict, str]]:
+    """(label, the live state, a copy, what it may gain) for FROZEN_STATE: a dict itself, or an object's
+    `__dict__`."""
+    found = []
+    for module, name, may_gain in FROZEN_STATE:
+        value = getattr(sys.modules.get(module), name, None)
+        if value is None:
+            continue
+        state = value if _type(value) is _DICT else _object_getattribute(value, "__dict__")
+        found.append((f"{module}.{name}", state, dict(state), may_gain))
+    return found
+
+
+# lru_caches of the standard library holding patterns `re` compiled for their callers (fnmatch's and
+# pathlib's glob patterns): emptied with LIBRARY_CACHES, since a pattern planted in `re._cache` during
+# the program's load reached them when the program globbed there (round 54).
+LRU_CACHES = (("fnmatch", "_compile_pattern"), ("pathlib", "_make_selector"))
 
 
 def _unlike_a_tests_patch(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
