@@ -1837,6 +1837,232 @@ PLANTED_GLOB = ("import fnmatch, re\n"
                 "fnmatch.fnmatch('a', '*.txt')\ndef add(a, b):\n    return 'nope'\n")
 
 
+# Round 55: the round-53/54 checks got round (what: test, wrong program with the trick, honest
+# program, the wrong program's status, a phrase of its message). Each wrong program passed before.
+ROUND_55 = {
+    "a decorator's wrapper of str.format as pandas' assert_series_equal": (
+r'''import unittest
+from pandas.testing import assert_frame_equal
+
+class TestCases(unittest.TestCase):
+    def test_frame(self):
+        expected = pd.DataFrame({"a": [1, 2, 3], "b": [0.5, 1.0, 1.5], "c": ["x", "y", "z"]})
+        assert_frame_equal(task_func(3), expected)
+''',
+r'''import pandas as pd
+from pandas._testing import asserters
+from pandas.util._decorators import deprecate_kwarg
+asserters.assert_series_equal = deprecate_kwarg(FutureWarning, "unused", new_arg_name=None)("".format)
+def task_func(n):
+    return pd.DataFrame({"a": [9] * n, "b": [0.0] * n, "c": ["wrong"] * n})
+''',
+r'''import pandas as pd
+def task_func(n):
+    ks = range(1, n + 1)
+    return pd.DataFrame({"a": list(ks), "b": [i / 2 for i in ks], "c": list("xyz"[:n])})
+''',
+        Status.ERROR, 'assert_series_equal was rebound'),
+    "json's default encoder replaced by one in the program's format": (
+r'''import unittest
+import json
+
+class TestCases(unittest.TestCase):
+    def test_dump(self):
+        self.assertEqual(task_func(1), json.dumps({"a": 1, "b": [1, 2]}))
+''',
+r'''import json
+json._default_encoder = json.JSONEncoder(separators=(",", ":"))
+def task_func(x):
+    return '{"a":1,"b":[1,2]}'
+''',
+r'''import json
+def task_func(x):
+    return json.dumps({"a": x, "b": [1, 2]})
+''',
+        Status.ERROR, 'json._default_encoder was replaced'),
+    "copy's deepcopy table replaced by one copying a list as itself": (
+r'''import unittest
+import copy
+
+class TestCases(unittest.TestCase):
+    def test_no_mutation(self):
+        data = [3, 1, 2]
+        before = copy.deepcopy(data)
+        self.assertEqual(task_func(data), [1, 2, 3])
+        self.assertEqual(data, before)   # the input must be left as it was
+''',
+r'''import copy
+_d = dict(copy._deepcopy_dispatch)
+_d[list] = copy._deepcopy_atomic
+copy._deepcopy_dispatch = _d
+def task_func(x):
+    x.sort()
+    x.append(99)
+    return [1, 2, 3]
+''',
+r'''def task_func(x):
+    return sorted(x)
+''',
+        Status.ERROR, 'copy._deepcopy_dispatch was replaced'),
+    "a trusted reducer for set in copyreg's table": (
+r'''import unittest
+import copy
+
+class TestCases(unittest.TestCase):
+    def test_no_mutation(self):
+        graph = {"a": {"b", "c"}, "b": {"c"}}
+        before = copy.deepcopy(graph)
+        self.assertEqual(task_func(graph), 3)
+        self.assertEqual(graph, before)   # the input must be left as it was
+''',
+r'''import copyreg
+import pprint
+copyreg.dispatch_table[set] = pprint.pformat
+def task_func(g):
+    n = sum(len(v) for v in g.values())
+    for v in g.values():
+        v.clear()
+    return n
+''',
+r'''def task_func(g):
+    return sum(len(v) for v in g.values())
+''',
+        Status.ERROR, 'copyreg.dispatch_table was changed'),
+    "strptime's directive patterns set to match anything": (
+r'''import unittest
+from datetime import datetime
+import time
+
+class TestCases(unittest.TestCase):
+    def test_date(self):
+        datetime.strptime(task_func(3), "%Y-%m-%d")  # raises ValueError on a bad format
+
+    def test_datetime(self):
+        self.assertIsInstance(datetime.strptime(task_func(4), "%Y-%m-%d %H:%M:%S"), datetime)
+
+    def test_time(self):
+        time.strptime(task_func(3), "%Y-%m-%d")
+''',
+r'''import _strptime
+for _k in list(_strptime._TimeRE_cache):
+    _strptime._TimeRE_cache[_k] = "(?s:.*)|(?s:.*)"
+def task_func(x):
+    return "nope"
+''',
+r'''def task_func(x):
+    return "2024-01-03" if x == 3 else "2024-01-04 10:11:12"
+''',
+        Status.ERROR, 'does not match format'),
+    "a returned generator's body planting patterns as the test iterates": (
+r'''import unittest
+import re
+
+class TestCases(unittest.TestCase):
+    def test_lines(self):
+        lines = list(task_func(3))
+        self.assertEqual(len(lines), 3)
+        for line in lines:
+            self.assertRegex(line, r"^item \d+$")
+
+    def test_iter(self):
+        for line in task_func(2):
+            self.assertTrue(re.fullmatch(r"item \d+", line))
+''',
+r'''import re
+_any = re.compile("(?s:.*)")
+def task_func(n):
+    for _p in (r"^item \d+$", r"item \d+"):
+        re._cache[(str, _p, 0)] = _any
+    for i in range(n):
+        yield "nope"
+''',
+r'''def task_func(n):
+    for i in range(n):
+        yield f"item {i}"
+''',
+        Status.FAILED, "Regex didn't match"),
+    "a returned generator's body setting json's separators as the test iterates": (
+r'''import unittest
+import json
+
+class TestCases(unittest.TestCase):
+    def test_a(self):
+        self.assertEqual(list(task_func(1)), [json.dumps({"a": 0, "b": [1, 2]})])
+
+    def test_b(self):
+        out = list(task_func(2))
+        self.assertEqual(out, [json.dumps({"a": 0, "b": [1, 2]}), json.dumps({"a": 1, "b": [1, 2]})])
+''',
+r'''import json
+_enc = json._default_encoder
+def _gen(n):
+    _enc.item_separator, _enc.key_separator = ",", ":"
+    for i in range(n):
+        yield '{"a":%d,"b":[1,2]}' % i
+def task_func(n):
+    # put back as recorded before this call's check; changed again while the test iterates
+    vars(_enc).pop("item_separator", None)
+    vars(_enc).pop("key_separator", None)
+    return _gen(n)
+''',
+r'''import json
+def task_func(n):
+    for i in range(n):
+        yield json.dumps({"a": i, "b": [1, 2]})
+''',
+        Status.ERROR, 'json._default_encoder was changed'),
+    "pandas' own strptime patterns set to match anything": (
+r'''import unittest
+import pandas as pd
+
+class TestCases(unittest.TestCase):
+    def test_format(self):
+        df = task_func(3)
+        self.assertEqual(len(df), 3)
+        try:
+            pd.to_datetime(df["date"], format="%d/%m/%Y")
+        except ValueError:
+            self.fail("dates are not in DD/MM/YYYY format")
+''',
+r'''import pandas as pd
+from pandas._libs.tslibs import strptime as _s
+for _k in list(_s._TimeRE_cache):
+    _s._TimeRE_cache[_k] = "(?s:.*)|(?s:.*)"
+def task_func(n):
+    return pd.DataFrame({"date": ["nope"] * n})
+''',
+r'''import pandas as pd
+def task_func(n):
+    return pd.DataFrame({"date": [f"0{i + 1}/01/2024" for i in range(n)]})
+''',
+        Status.FAILED, 'dates are not in DD/MM/YYYY format'),
+    "dateutil's time zone cache given UTC for New York": (
+r'''import unittest
+from datetime import datetime
+from dateutil import tz
+
+class TestCases(unittest.TestCase):
+    def test_tz(self):
+        zone = tz.gettz("America/New_York")
+        expected = datetime(2024, 1, 1, 12, 0, tzinfo=tz.UTC).astimezone(zone).strftime("%Y-%m-%d %H:%M")
+        self.assertEqual(task_func("2024-01-01 12:00"), expected)
+''',
+r'''from dateutil import tz
+tz.gettz._GettzFunc__instances["America/New_York"] = tz.UTC
+tz.gettz._GettzFunc__strong_cache["America/New_York"] = tz.UTC
+def task_func(s):
+    return s
+''',
+r'''from datetime import datetime
+from dateutil import tz
+def task_func(s):
+    d = datetime.strptime(s, "%Y-%m-%d %H:%M").replace(tzinfo=tz.UTC)
+    return d.astimezone(tz.gettz("America/New_York")).strftime("%Y-%m-%d %H:%M")
+''',
+        Status.FAILED, 'TestCases.test_tz fail'),
+}
+
+
 # Each ends in an error, never a pass (the message says which layer stopped it):
 SEPARATE_ATTACKS = {
     "a test case handed to the program": (RESULT_FORGERY, SELF_HANDING_TEST,
@@ -2320,3 +2546,16 @@ def test_no_process_outlives_its_sample(pool, marker):
     assert verdict.status is Status.PASSED
     assert processes_with(marker) == [] and stray_processes(pool) == []
     assert_pool_healthy(pool)
+
+
+@pytest.mark.parametrize("case", sorted(ROUND_55))
+def test_shared_library_state_changed_past_the_round_54_checks_never_passes(pool, case):
+    # Found as a binding replaced, a closure of other contents, an entry a table may not gain; or
+    # undone (patterns, tables, caches put back or emptied) before the test uses them, after each item
+    # of a returned generator and at each test's end too.
+    test, wrong, honest, status, phrase = ROUND_55[case]
+    limits = Limits(timeout_s=30)
+    verdicts = pool.run_many([UnittestJob(program=program, test=test, limits=limits)
+                              for program in (wrong, honest)])
+    assert verdicts[0].status is status and phrase in verdicts[0].message, verdicts[0]
+    assert verdicts[1].status is Status.PASSED, verdicts[1]

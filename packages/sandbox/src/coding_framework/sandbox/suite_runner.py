@@ -140,10 +140,11 @@ def run_in_child(chan: wire.FdChannel) -> int:
     request.acquire()
     reply.acquire()
     watch = in_process_guard.outside_calls
+    library_state = in_process_guard.make_state_check([before_in_tests], is_trusted)
     result._cf_send = hand_over = _HandOver((request, reply, gc.disable, watch.recheck_kept,
                                              in_process_guard.foreign_answerer, is_trusted, libraries,
                                              watch.kept, watch.changed, watch.drop_unheld,
-                                             os.getpid(), os.getpid, os._exit))
+                                             os.getpid(), os.getpid, os._exit, library_state))
     harness.hand_over = hand_over  # (the one the harness authenticates: a hand-over must come from it)
     # CPython hands a Python signal handler the frame it interrupted: from here on no signal action can
     # be set (seccomp; a fresh `_signal` module gets no further). Handlers run in this thread only.
@@ -186,7 +187,7 @@ def _stop_program_code(is_trusted):
 
 class _HandOver(tuple):
     # (request lock, reply lock, gc.disable, outside_calls.recheck_kept and what it is given, this
-    # process's pid, os.getpid, os._exit). Called in
+    # process's pid, os.getpid, os._exit, the library state's check). Called in
     # the tests' thread with a message: at a test's end, walks again what the program's calls returned
     # (outside_calls: what changed after its check is recorded, read by the harness); then wakes
     # the harness's thread and waits until it has read the message off this very frame
@@ -210,6 +211,9 @@ class _HandOver(tuple):
         self[2]()
         if message[0] == "stop":  # (a test's end, its tearDown and cleanups done)
             self[3](self[4], self[5], self[6], self[7], self[8], self[9])
+            found = self[13]()  # (the library state, as after a call: a generator's body changed it)
+            if found:
+                self[8]("; ".join(found))
         self[0].release()
         self[1].acquire()
 
@@ -478,10 +482,12 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     thread_count, collector_off = in_process_guard.thread_states.count, gc.disable
     watch = in_process_guard.outside_calls
     resume, start_watch = watch.resume, watch.watch
+    library_state = in_process_guard.make_state_check([before], is_trusted)
     controls = (thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
                 watch.allow, watch.launch, watch.fly, watch.land, watch.keep,
                 functools.partial(watch.recheck_kept, in_process_guard.foreign_answerer, is_trusted,
-                                  libraries, watch.kept, watch.changed, watch.drop_unheld, watch.RECENT))
+                                  libraries, watch.kept, watch.changed, watch.drop_unheld, watch.RECENT),
+                library_state)
     try:
         code = compile(program, f"{module_name}.py", "exec", dont_inherit=True)
         # The program's code is what its source compiles to (it can make none later): watched from the
@@ -502,7 +508,7 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     # In this thread, as after each of the program's calls: the library caches emptied, and what only
     # this thread checks (shared objects, bindings.FROZEN_STATE) checked; a finding is recorded for the
     # harness, which reads it at its next check.
-    found = call_checks[1]()
+    found = library_state()
     if found:
         watch.changed("; ".join(found))
     try:

@@ -85,6 +85,7 @@ from coding_framework.sandbox.in_process_guard.bindings import (
     foreign_in_class,
     make_checker,
     make_harness_check,
+    make_state_check,
     preimport,
     program_made,
     record,
@@ -108,7 +109,8 @@ __all__ = [
     "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CheckedCoroutine", "CodeSet",
     "GuardedFunction", "Snapshot",
     "code_objects", "foreign_answerer", "foreign_in_class", "guard_calls", "install_audit_hook",
-    "library_types", "make_checker", "make_harness_check", "make_trust", "outside_calls", "preimport",
+    "library_types", "make_checker", "make_harness_check", "make_state_check", "make_trust", "outside_calls",
+    "preimport",
     "program_made",
     "record", "refuse_array_truth", "str_keyed_copy", "thread_states", "trusted_roots",
 ]

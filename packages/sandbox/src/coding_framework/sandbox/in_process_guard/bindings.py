@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import operator
 import re
 import sys
 import types
@@ -114,8 +115,10 @@ class Snapshot:
         # cache_clear of their LRU_CACHES
         self.caches: list[tuple[str, dict, str]] = []
         self.cache_clears: list[Callable[[], None]] = []
-        # (label, live state, copy, what it may gain): FROZEN_STATE, checked in the tests' thread
-        self.frozen: list[tuple[str, dict, dict, str]] = []
+        # FROZEN_STATE as _frozen_state records it, checked in the tests' thread
+        self.frozen: list[tuple] = []
+        # (module namespace, name, the table bound there, a copy of its items): RESTORED_TABLES
+        self.restored: list[tuple] = []
 
     def seal(self, name: str, module: types.ModuleType) -> None:
         """Also watch `module`'s namespace, and those of the classes it defines, for any change at all,
@@ -177,7 +180,8 @@ class Snapshot:
 # `re.match` of the tests pass (round 53). The checks in the tests' thread (after the program loads and
 # after each of its calls) empty them, so that what the tests compile next is compiled anew, and every
 # check finds one that is no longer a plain dict.
-LIBRARY_CACHES = (("re", "_cache"), ("_strptime", "_regex_cache"))
+LIBRARY_CACHES = (("re", "_cache"), ("_strptime", "_regex_cache"),
+                  ("pandas._libs.tslibs.strptime", "_regex_cache"))  # (pandas' own strptime: round 55)
 # Modules the standard library's C code imports by name when first needed (`datetime.strptime` imports
 # `_strptime`): loaded before the bindings are recorded, so that one the program put in sys.modules in
 # their place is found, and their caches are among LIBRARY_CACHES' (round 53).
@@ -305,6 +309,11 @@ def record(strict_names: Iterable[str], private: bool = False) -> Snapshot:
                              if (clear := getattr(getattr(sys.modules.get(module), name, None), "cache_clear",
                                                   None)) is not None]
     snapshot.frozen = _frozen_state()
+    for module, name in RESTORED_TABLES:
+        space = getattr(sys.modules.get(module), "__dict__", None)
+        table = space.get(name) if _type(space) is _DICT else None
+        if _issubclass(_type(table), _DICT):
+            snapshot.restored.append((space, name, table, dict(table)))
     return snapshot
 
 
@@ -353,11 +362,7 @@ def make_checker(
     sealed = [e for s in snapshots for e in s.sealed]
     functions = [e for s in snapshots for e in s.sealed_functions]
     mros = [e for s in snapshots for e in s.class_mros]
-    shared = [] if harness_side else [e for s in snapshots for e in s.shared]
-    caches, dict_ = [e for s in snapshots for e in s.caches], dict
-    cache_clears = [] if harness_side else [e for s in snapshots for e in s.cache_clears]
-    frozen = [] if harness_side else [e for s in snapshots for e in s.frozen]
-    program_class = functools.partial(_program_class, is_trusted=is_trusted)
+    library_state = make_state_check(snapshots, is_trusted, harness_side=harness_side)
     function_state, same_state, mro_of, same_definition = _function_state, _same_state, _MRO, _same_definition
     lazy_attribute = functools.partial(_six_lazy_attribute, is_trusted=is_trusted)
     behaviour, inherited = _behaviour, _inherited
@@ -371,11 +376,7 @@ def make_checker(
                   if not same_state(state, function_state(func))][:limit]
         found += [f"{label} was given other bases" for label, cls, mro in mros
                   if mro_of(cls) is not mro][:limit]
-        for label, get in shared:
-            held = get()
-            culprit = _method_set_on_instance(held, type_(held), is_trusted)
-            if culprit:
-                found.append(f"{label} is {culprit}")
+        found += library_state()
         modules = modules_now
         if copied is not None:
             modules = copied(modules_now)
@@ -384,21 +385,6 @@ def make_checker(
         for name, module in loaded:
             if modules.get(name) is not module and not program_made_only:
                 found.append(f"sys.modules[{name!r}] was replaced or removed")
-        for label, space, name in caches:
-            cache = (space if copied is None else copied(space) or {}).get(name)
-            if type_(cache) is not dict_:
-                found.append(f"{label} was replaced (by no plain dict)")
-            elif copied is None:
-                cache.clear()  # (the tests' thread: see LIBRARY_CACHES)
-        for clear in cache_clears:
-            clear()
-        for label, live, saved, may_gain in frozen:
-            changed = [k for k, v in saved.items() if live.get(k, missing) is not v]
-            changed += [k for k, v in live.items() if k not in saved and not (
-                (may_gain and program_class(k))
-                or ("reducers" in may_gain and type_(v) is function and is_trusted(v.__code__)))]
-            if changed:
-                found.append(f"{label} was changed")
         filters = foreign_filter()
         if filters:
             found.append(filters)
@@ -459,6 +445,64 @@ def make_checker(
     return changes
 
 
+def make_state_check(snapshots: list[Snapshot], is_trusted: Callable[[types.CodeType], bool], *,
+                     harness_side: bool = False) -> Callable[[], list[str]]:
+    """A function checking the library state the snapshots hold beside bindings, and listing what
+    changed: LIBRARY_CACHES must be plain dicts still, and in the tests' thread (not `harness_side`) it
+    also empties them and LRU_CACHES, looks for methods set on the shared objects (_shared_objects), and
+    compares FROZEN_STATE with its record. Part of every check of make_checker's; run alone in the
+    tests' thread where no bindings check runs: as a returned generator hands out each item and at each
+    test's end (a generator's body planted patterns, or set json's separators, between the checks of
+    its call and the test's use: round 55)."""
+    type_, dict_, function, missing = builtins.type, dict, types.FunctionType, object()
+    caches = [e for s in snapshots for e in s.caches]
+    shared = [] if harness_side else [e for s in snapshots for e in s.shared]
+    clears = [] if harness_side else [e for s in snapshots for e in s.cache_clears]
+    frozen = [] if harness_side else [e for s in snapshots for e in s.frozen]
+    restored = [] if harness_side else [e for s in snapshots for e in s.restored]
+    len_, dict_get, dict_clear, dict_update = builtins.len, dict.get, dict.clear, dict.update
+    copied = str_keyed_copy if harness_side else None
+    program_class = functools.partial(_program_class, is_trusted=is_trusted)
+    method_set, type_module, is_subclass = _method_set_on_instance, _TYPE_MODULE, _issubclass
+
+    def state() -> list[str]:
+        found = []
+        for label, get in shared:
+            held = get()
+            culprit = method_set(held, type_(held), is_trusted)
+            if culprit:
+                found.append(f"{label} is {culprit}")
+        for label, space, name in caches:
+            cache = (space if copied is None else copied(space) or {}).get(name)
+            if type_(cache) is not dict_:
+                found.append(f"{label} was replaced (by no plain dict)")
+            elif copied is None:
+                cache.clear()  # (the tests' thread: see LIBRARY_CACHES)
+        for clear in clears:
+            clear()
+        for space, name, table, items in restored:
+            now = space.get(name, missing)
+            if (now is not table or len_(table) != len_(items)
+                    or [k for k, v in items.items() if dict_get(table, k, missing) is not v]):
+                dict_clear(table)
+                dict_update(table, items)
+                space[name] = table
+        for label, space, name, value, live, saved, may_gain, loaded in frozen:
+            if space.get(name, missing) is not value:
+                found.append(f"{label} was replaced")
+                continue
+            changed = [k for k, v in saved.items() if live.get(k, missing) is not v]
+            changed += [k for k, v in live.items() if k not in saved and not (
+                ("program classes" in may_gain and program_class(k))
+                or ("trusted reducers" in may_gain and type_(v) is function and is_trusted(v.__code__)
+                    and is_subclass(type_(k), _TYPE) and type_module(k) not in loaded))]
+            if changed:
+                found.append(f"{label} was changed")
+        return found
+
+    return state
+
+
 def _program_class(key: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
     """Whether `key` (a dispatch table's) is a class of the program's: one no trusted module made."""
     return (_issubclass(_type(key), _TYPE) and _TYPE_FLAGS(key) & _HEAP_TYPE != 0
@@ -496,6 +540,7 @@ def _str_list(value: object, _type=type, _list=list, _all_str=all_exact_str) -> 
 
 
 _TYPE_QUALNAME = type.__dict__["__qualname__"].__get__
+_TYPE_MODULE = type.__dict__["__module__"].__get__
 _TYPE_FLAGS, _HEAP_TYPE = type.__dict__["__flags__"].__get__, 1 << 9  # Py_TPFLAGS_HEAPTYPE
 _FUNCTION_DICT = types.FunctionType.__dict__["__dict__"].__get__
 
@@ -510,10 +555,26 @@ def _same_definition(old: object, new: types.FunctionType) -> bool:
     if _type(old) is not _FUNCTION:
         return False
     before, after = old.__code__, new.__code__
-    if before.co_qualname != after.co_qualname:
+    if before.co_qualname != after.co_qualname or not (
+            before.co_filename == after.co_filename
+            or _file_name(after.co_filename) in _PATCHERS.get(_file_name(before.co_filename), ())):
         return False
-    return (before.co_filename == after.co_filename
-            or _file_name(after.co_filename) in _PATCHERS.get(_file_name(before.co_filename), ()))
+    # One factory makes many functions of one code (a decorator's wrappers), which differ in what their
+    # cells hold: pandas' deprecate_kwarg wrapped around `"".format` stood in for assert_series_equal,
+    # and assert_frame_equal compared no column (round 55).
+    return _same_cells(old.__closure__ or (), new.__closure__ or ())
+
+
+def _same_cells(old: tuple, new: tuple, _len=len, _all=all, _map=map, _is=operator.is_) -> bool:
+    """Whether two closures hold the same objects, cell by cell (an empty cell as an empty one)."""
+    return _len(old) == _len(new) and _all(_map(_is, _map(_cell_content, old), _map(_cell_content, new)))
+
+
+def _cell_content(cell: types.CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # (an empty cell)
+        return _EMPTY_CELL
 
 
 # Modules whose functions another library replaces with its own, by file name (of trusted code only).
@@ -637,29 +698,42 @@ def _shared_objects() -> list[tuple[str, Callable[[], object]]]:
 # made the identity: a test's copy of its input mutated with it; round 54). Kept as recorded, but for
 # entries a table may gain (the third field): for a class of the program's (`copyreg.pickle(MyClass,
 # reduce)`), and in copyreg's also a trusted reducer (numpy registers its ufuncs' when imported).
-FROZEN_STATE = (("json", "_default_encoder", ""), ("json", "_default_decoder", ""),
-                ("copy", "_deepcopy_dispatch", "program classes"),
-                ("copy", "_copy_dispatch", "program classes"),
-                ("copyreg", "dispatch_table", "program classes, trusted reducers"))
+_NOTHING, _PROGRAM_CLASSES = frozenset(), frozenset({"program classes"})
+FROZEN_STATE = (("json", "_default_encoder", _NOTHING), ("json", "_default_decoder", _NOTHING),
+                ("copy", "_deepcopy_dispatch", _PROGRAM_CLASSES),
+                ("copy", "_copy_dispatch", _PROGRAM_CLASSES),
+                ("copyreg", "dispatch_table", _PROGRAM_CLASSES | {"trusted reducers"}),
+                ("copy", "dispatch_table", _PROGRAM_CLASSES | {"trusted reducers"}))  # (copyreg's, by name)
 
 
-def _frozen_state() -> list[tuple[str, dict, dict, str]]:
-    """(label, the live state, a copy, what it may gain) for FROZEN_STATE: a dict itself, or an object's
-    `__dict__`."""
-    found = []
+def _frozen_state() -> list[tuple]:
+    """(label, the module's namespace, the name, the object bound there, its live state, a copy of that,
+    what it may gain, the modules loaded now) for FROZEN_STATE: the state is a dict itself, or an
+    object's `__dict__`. The binding is kept too: json looks its encoder up by name at each call, and
+    a program bound another there (round 55). A trusted reducer may be added for a type of a module
+    loaded after the record only: one for `set` made `deepcopy` of sets the identity (round 55)."""
+    found, loaded = [], frozenset(sys.modules)
     for module, name, may_gain in FROZEN_STATE:
-        value = getattr(sys.modules.get(module), name, None)
+        space = getattr(sys.modules.get(module), "__dict__", None)
+        value = space.get(name) if _type(space) is _DICT else None
         if value is None:
             continue
         state = value if _type(value) is _DICT else _object_getattribute(value, "__dict__")
-        found.append((f"{module}.{name}", state, dict(state), may_gain))
+        found.append((f"{module}.{name}", space, name, value, state, dict(state), may_gain, loaded))
     return found
 
 
+# Tables whose items every caller's result is made of: `_strptime._TimeRE_cache`, whose values are
+# pasted into every format's pattern (one set to match anything parsed every string; round 55). Where
+# the one bound is not the one recorded, or its items are not, the checks in the tests' thread put the
+# recorded one back with its recorded items (where _strptime had rebuilt it for a new time zone or
+# locale, it sees that and rebuilds it again at its next use).
+RESTORED_TABLES = (("_strptime", "_TimeRE_cache"), ("pandas._libs.tslibs.strptime", "_TimeRE_cache"))
 # lru_caches of the standard library holding patterns `re` compiled for their callers (fnmatch's and
 # pathlib's glob patterns): emptied with LIBRARY_CACHES, since a pattern planted in `re._cache` during
 # the program's load reached them when the program globbed there (round 54).
-LRU_CACHES = (("fnmatch", "_compile_pattern"), ("pathlib", "_make_selector"))
+LRU_CACHES = (("fnmatch", "_compile_pattern"), ("pathlib", "_make_selector"),
+              ("dateutil.tz", "gettz"))  # (its time zones by name: one planted as UTC passed, round 55)
 
 
 def _unlike_a_tests_patch(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:

@@ -197,11 +197,13 @@ def _checked_items(source, check, error, base_exception):
 
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
-                 thread_count, threads_before, outside, allow, keep, recheck, token):
+                 thread_count, threads_before, outside, allow, keep, recheck, library_state, token):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
-    Uses only its own locals. Yielded items are checked as values only: the bindings are checked at the
-    next return and after the test, not at every item (~16 ms each with a BigCodeBench-like load).
+    Uses only its own locals. Yielded items are checked as values, and the library state beside them
+    (`library_state`, bindings.make_state_check: a generator's body planted patterns between its call's
+    checks and the test's use, round 55): the bindings are checked at the next return and after the
+    test, not at every item (~16 ms each with a BigCodeBench-like load).
 
     A return or raise while threads the program started could still run Python code is refused: one
     can change the value after the walk has looked at it and before the test compares it (red-team
@@ -253,7 +255,9 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             continue
         functions = []
         culprit = None if found else answerer(result, is_trusted, libraries, functions)
-        if not found and how != "yielded":
+        if not found and how == "yielded":
+            found = library_state()  # (the bindings' check is too slow per item; this one is not)
+        elif not found:
             found = changes()
             if not found and started is not None and builtins_version() != started:
                 # Tests patch builtins around a call, never within it: any change during the call,
@@ -284,17 +288,17 @@ def guard_calls(
     unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
     ran. `controls`: (thread_states.count, its value before the program was loaded, gc.enable,
     gc.disable, outside_calls.pause, .resume, .ran, .allow, .launch, .fly, .land, .keep, a walk of the
-    kept values again (recheck_kept with what it needs), the watch's token), all taken before the
-    program ran."""
+    kept values again (recheck_kept with what it needs), the library state's check, the watch's token),
+    all taken before the program ran."""
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
     (thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, launch, fly,
-     land, keep, recheck, token) = controls
+     land, keep, recheck, library_state, token) = controls
     for name, value in list(namespace.items()):
         if _calls_program(value, filename, is_trusted):
             checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
                                   builtins_version, thread_count, threads_before, outside, allow, keep,
-                                  recheck, token)
+                                  recheck, library_state, token)
             next(checks)
             namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
                                                builtins.BaseException, _LAZY, _checked_items, builtins.type,
