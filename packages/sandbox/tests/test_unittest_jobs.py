@@ -550,6 +550,21 @@ def test_library_objects_of_honest_programs_pass(pool, case):
     assert verdict.status is Status.PASSED, verdict
 
 
+def test_a_test_that_sets_the_time_zone_is_no_tampering(pool):
+    # time.tzset() rebinds time.tzname and time.timezone, data of a module the test imports: the
+    # test's own doing, like os.environ (round 55's regression pass: an error before).
+    program = ("from datetime import datetime\n"
+               "def task_func(s):\n    return datetime.strptime(s, '%Y-%m-%d')\n")
+    test = ("import os, time, unittest\nfrom datetime import datetime\n"
+            "class TestCases(unittest.TestCase):\n"
+            "    def test_a(self):\n        os.environ['TZ'] = 'America/New_York'\n        time.tzset()\n"
+            "        self.assertEqual(task_func('2024-01-03'), datetime(2024, 1, 3))\n"
+            "    def test_b(self):\n"
+            "        self.assertEqual(task_func('2024-02-03'), datetime(2024, 2, 3))\n")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.PASSED, verdict
+
+
 def test_six_resolving_its_lazy_attributes_is_no_tampering(pool):
     # six's moved attributes delete themselves from their class at first use: matplotlib (through
     # dateutil) used one after the tests' `import pandas` had recorded the class (round 23).

@@ -108,10 +108,11 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # that test's expected failure). Rebinding it back, even for a moment, changes unittest.case's
     # dict, which the bindings guard seals (bindings.SEALED_MODULES).
     unittest.case._ShouldStop = ()
-    # sys and os hold process state that tests set and leave (sys.argv, sys.stdout, os.environ): only
-    # their functions are watched, even when the tests import them.
+    # sys, os and time hold process state that tests set and leave (sys.argv, sys.stdout, os.environ;
+    # `time.tzset()` rebinds time.tzname and time.timezone, which made a test that set TZ an error):
+    # only their functions are watched, even when the tests import them.
     strict = ({"unittest", "_hashlib", *in_process_guard.HARNESS_MODULES}
-              | in_process_guard.preimport(test)) - {"sys", "os"}
+              | in_process_guard.preimport(test)) - {"sys", "os", "time"}
     # pandas' arrays get numpy's ambiguous truth, where pandas is loaded by now (the tests import it, or
     # the worker preloaded it): then a returned one can be looked into instead of refused.
     in_process_guard.refuse_array_truth()
