@@ -2036,30 +2036,6 @@ def task_func(n):
     return pd.DataFrame({"date": [f"0{i + 1}/01/2024" for i in range(n)]})
 ''',
         Status.FAILED, 'dates are not in DD/MM/YYYY format'),
-    "dateutil's time zone cache given UTC for New York": (
-r'''import unittest
-from datetime import datetime
-from dateutil import tz
-
-class TestCases(unittest.TestCase):
-    def test_tz(self):
-        zone = tz.gettz("America/New_York")
-        expected = datetime(2024, 1, 1, 12, 0, tzinfo=tz.UTC).astimezone(zone).strftime("%Y-%m-%d %H:%M")
-        self.assertEqual(task_func("2024-01-01 12:00"), expected)
-''',
-r'''from dateutil import tz
-tz.gettz._GettzFunc__instances["America/New_York"] = tz.UTC
-tz.gettz._GettzFunc__strong_cache["America/New_York"] = tz.UTC
-def task_func(s):
-    return s
-''',
-r'''from datetime import datetime
-from dateutil import tz
-def task_func(s):
-    d = datetime.strptime(s, "%Y-%m-%d %H:%M").replace(tzinfo=tz.UTC)
-    return d.astimezone(tz.gettz("America/New_York")).strftime("%Y-%m-%d %H:%M")
-''',
-        Status.FAILED, 'TestCases.test_tz fail'),
 }
 
 

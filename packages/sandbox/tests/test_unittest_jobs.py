@@ -565,6 +565,25 @@ def test_a_test_that_sets_the_time_zone_is_no_tampering(pool):
     assert verdict.status is Status.PASSED, verdict
 
 
+def test_shared_zone_objects_and_warnings_sent_to_logging_are_no_tampering(pool):
+    # Round 56: emptying dateutil's zone cache after each call gave the test another zone object than
+    # the program's, and datetimes of two zone objects compare unequal in the hour a clock goes back;
+    # logging.captureWarnings(True) puts logging's own function in warnings.showwarning.
+    zones = ("from datetime import datetime\nfrom dateutil import tz\ndef task_func(s, zone):\n"
+             "    return datetime.strptime(s, '%Y-%m-%d %H:%M').replace(tzinfo=tz.gettz(zone))\n")
+    zones_test = ("import unittest\nfrom datetime import datetime\nfrom dateutil import tz\n"
+                  "class TestCases(unittest.TestCase):\n    def test_ambiguous(self):\n"
+                  "        expected = datetime(2021, 11, 7, 1, 30, tzinfo=tz.gettz('America/New_York'))\n"
+                  "        self.assertEqual(task_func('2021-11-07 01:30', 'America/New_York'), expected)\n")
+    warned = ("import logging, warnings\nlogging.captureWarnings(True)\ndef task_func(x):\n"
+              "    if x < 0:\n        warnings.warn('negative')\n    return x * x\n")
+    warned_test = ("import unittest, warnings\nclass TestCases(unittest.TestCase):\n"
+                   "    def test_neg(self):\n        self.assertEqual(task_func(-1), 1)\n")
+    verdicts = pool.run_many([UnittestJob(program=zones, test=zones_test),
+                              UnittestJob(program=warned, test=warned_test)])
+    assert [v.status for v in verdicts] == [Status.PASSED, Status.PASSED], verdicts
+
+
 def test_six_resolving_its_lazy_attributes_is_no_tampering(pool):
     # six's moved attributes delete themselves from their class at first use: matplotlib (through
     # dateutil) used one after the tests' `import pandas` had recorded the class (round 23).

@@ -365,7 +365,11 @@ def make_checker(
     library_state = make_state_check(snapshots, is_trusted, harness_side=harness_side)
     function_state, same_state, mro_of, same_definition = _function_state, _same_state, _MRO, _same_definition
     lazy_attribute = functools.partial(_six_lazy_attribute, is_trusted=is_trusted)
-    behaviour, inherited = _behaviour, _inherited
+    behaviour, inherited, known_replacement = _behaviour, _inherited, _known_replacement
+
+    def is_trusted_function(value: object) -> bool:
+        return type_(value) is function and is_trusted(value.__code__)
+
     str_list = _str_list
     copied = str_keyed_copy if harness_side else None
     foreign_filter = functools.partial(_foreign_warnings_filter, sys.modules.get("warnings"))
@@ -416,7 +420,8 @@ def make_checker(
                 elif methods:
                     if callable_(old) or callable_(new):
                         found.append(f"{label}.{key} was rebound")
-                elif (strict and not (str_startswith(key, "_") and not callable_(old))) or (
+                elif (strict and not (str_startswith(key, "_") and not callable_(old))
+                      and not (is_trusted_function(new) and known_replacement(old, new))) or (
                         callable_(old) and not (type_(new) is function and is_trusted(new.__code__)
                                                 and same_definition(old, new))):
                     found.append(f"{label}.{key} was rebound")
@@ -555,6 +560,8 @@ def _same_definition(old: object, new: types.FunctionType) -> bool:
     if _type(old) is not _FUNCTION:
         return False
     before, after = old.__code__, new.__code__
+    if _known_replacement(old, new):
+        return True
     if before.co_qualname != after.co_qualname or not (
             before.co_filename == after.co_filename
             or _file_name(after.co_filename) in _PATCHERS.get(_file_name(before.co_filename), ())):
@@ -563,6 +570,16 @@ def _same_definition(old: object, new: types.FunctionType) -> bool:
     # cells hold: pandas' deprecate_kwarg wrapped around `"".format` stood in for assert_series_equal,
     # and assert_frame_equal compared no column (round 55).
     return _same_cells(old.__closure__ or (), new.__closure__ or ())
+
+
+def _known_replacement(old: object, new: object) -> bool:
+    """Whether the function `new` is what a library puts in place of the function `old` (its code's
+    qualified name and file: _KNOWN_REPLACEMENTS). Allowed even in a module the tests import."""
+    if _type(old) is not _FUNCTION or _type(new) is not _FUNCTION:
+        return False
+    before, after = old.__code__, new.__code__
+    known = _KNOWN_REPLACEMENTS.get((before.co_qualname, _file_name(before.co_filename)))
+    return known is not None and known == (after.co_qualname, _file_name(after.co_filename, 2))
 
 
 def _same_cells(old: tuple, new: tuple, _len=len, _all=all, _map=map, _is=operator.is_) -> bool:
@@ -579,13 +596,17 @@ def _cell_content(cell: types.CellType) -> object:
 
 # Modules whose functions another library replaces with its own, by file name (of trusted code only).
 _PATCHERS = {"typing.py": ("typing_extensions.py",)}
+# Functions a library puts in another module's place under another name: (qualified name, file) of the
+# code of the one recorded -> of the one allowed there. `logging.captureWarnings(True)` sends warnings
+# to logging through `warnings.showwarning` (round 56: an error before).
+_KNOWN_REPLACEMENTS = {("showwarning", "warnings.py"): ("_showwarning", "logging/__init__.py")}
 
 
-def _file_name(path: str, _rpartition=str.rpartition) -> str:
-    """The last part of a code object's file path, by str's own method: os.path.basename calls the
-    builtin `isinstance`, which the program may have rebound (the harness's thread ran it, round 54's
-    regression pass)."""
-    return _rpartition(path, "/")[2]
+def _file_name(path: str, parts: int = 1, _split=str.split, _join="/".join) -> str:
+    """The last `parts` parts of a code object's file path, by str's own methods: os.path.basename calls
+    the builtin `isinstance`, which the program may have rebound (the harness's thread ran it, round
+    54's regression pass)."""
+    return _join(_split(path, "/")[-parts:])
 
 
 def foreign_in_class(cls: type, own_code: CodeSet, recorded: dict[int, type],
@@ -732,8 +753,10 @@ RESTORED_TABLES = (("_strptime", "_TimeRE_cache"), ("pandas._libs.tslibs.strptim
 # lru_caches of the standard library holding patterns `re` compiled for their callers (fnmatch's and
 # pathlib's glob patterns): emptied with LIBRARY_CACHES, since a pattern planted in `re._cache` during
 # the program's load reached them when the program globbed there (round 54).
-LRU_CACHES = (("fnmatch", "_compile_pattern"), ("pathlib", "_make_selector"),
-              ("dateutil.tz", "gettz"))  # (its time zones by name: one planted as UTC passed, round 55)
+LRU_CACHES = (("fnmatch", "_compile_pattern"), ("pathlib", "_make_selector"))
+# (Not dateutil's `gettz`, whose time zones by name a program can plant too (UTC for New York passed,
+# round 55): emptied, the test's zone was another object than the program's, and Python compares
+# datetimes of two zone objects in the hour a clock goes back as unequal, round 56.)
 
 
 def _unlike_a_tests_patch(value: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
