@@ -338,8 +338,8 @@ def make_checker(
     rebound functions and classes, unless the new value is a plain function loaded from trusted code
     of the same definition (a library redefining its own function lazily; another trusted
     function put there, `__exit__ = inspect.isclass`, changes what the library does), and, in classes,
-    an added special method or callable shadowing a base class's (LIBRARY_CACHES are checked in every
-    mode, and emptied in the tests' thread). "methods":
+    an added special method or callable shadowing a base class's (and, in every mode, the library
+    state: make_state_check). "methods":
     callables added (classes), rebound or deleted, whatever the data attributes do.
 
     With `program_made_only` (checks in the middle of a test, where the test's own `mock.patch`es are
@@ -422,8 +422,7 @@ def make_checker(
                         found.append(f"{label}.{key} was rebound")
                 elif (strict and not (str_startswith(key, "_") and not callable_(old))
                       and not (is_trusted_function(new) and known_replacement(old, new))) or (
-                        callable_(old) and not (type_(new) is function and is_trusted(new.__code__)
-                                                and same_definition(old, new))):
+                        callable_(old) and not (is_trusted_function(new) and same_definition(old, new))):
                     found.append(f"{label}.{key} was rebound")
             if cls is not None:  # new class attributes shadow inherited ones
                 # (copyreg caches a class's slot names on it the first time one of its objects is
