@@ -2085,6 +2085,23 @@ def test_planted_regex_patterns_are_emptied_and_honest_programs_pass(pool):
     assert "False is not true" in verdicts[1].message, verdicts[1]
 
 
+def test_a_pattern_planted_during_the_load_does_not_reach_pathlib_globs(pool):
+    # pathlib keeps its glob selectors in an lru_cache, emptied with re's (round 54): the planted
+    # pattern matching anything, taken into it by the program's own glob while it loaded, is gone.
+    test = ("import pathlib, unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n"
+            "        self.assertEqual(len(list(pathlib.Path(task_func()).glob('*.txt'))), 2)\n")
+    wrong = ("import fnmatch, os, pathlib, re, tempfile\n"
+             "re._cache[(str, fnmatch.translate('*.txt'), 0)] = re.compile('(?s:.*)')\n"
+             "list(pathlib.Path('.').glob('*.txt'))\ndef task_func():\n    where = tempfile.mkdtemp()\n"
+             "    for name in ('a.txt', 'b.csv'):\n        open(os.path.join(where, name), 'w').close()\n"
+             "    return where\n")
+    honest = ("import os, tempfile\ndef task_func():\n    where = tempfile.mkdtemp()\n"
+              "    for name in ('a.txt', 'b.txt'):\n        open(os.path.join(where, name), 'w').close()\n"
+              "    return where\n")
+    verdicts = pool.run_many([UnittestJob(program=program, test=test) for program in (wrong, honest)])
+    assert [v.status for v in verdicts] == [Status.FAILED, Status.PASSED], verdicts
+
+
 def test_a_forked_child_falling_out_of_the_program_ends_and_typing_extensions_may_patch_typing(pool):
     # A child forked in a test that raised (rather than exited) ran into the copied harness and waited
     # there forever, and its parent with it (round 54). Ended now, as a failed unittest run in it would

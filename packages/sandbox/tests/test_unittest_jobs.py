@@ -550,38 +550,46 @@ def test_library_objects_of_honest_programs_pass(pool, case):
     assert verdict.status is Status.PASSED, verdict
 
 
-def test_a_test_that_sets_the_time_zone_is_no_tampering(pool):
-    # time.tzset() rebinds time.tzname and time.timezone, data of a module the test imports: the
-    # test's own doing, like os.environ (round 55's regression pass: an error before).
-    program = ("from datetime import datetime\n"
-               "def task_func(s):\n    return datetime.strptime(s, '%Y-%m-%d')\n")
-    test = ("import os, time, unittest\nfrom datetime import datetime\n"
-            "class TestCases(unittest.TestCase):\n"
-            "    def test_a(self):\n        os.environ['TZ'] = 'America/New_York'\n        time.tzset()\n"
-            "        self.assertEqual(task_func('2024-01-03'), datetime(2024, 1, 3))\n"
-            "    def test_b(self):\n"
-            "        self.assertEqual(task_func('2024-02-03'), datetime(2024, 2, 3))\n")
-    verdict = pool.run(UnittestJob(program=program, test=test))
-    assert verdict.status is Status.PASSED, verdict
-
-
-def test_shared_zone_objects_and_warnings_sent_to_logging_are_no_tampering(pool):
-    # Round 56: emptying dateutil's zone cache after each call gave the test another zone object than
-    # the program's, and datetimes of two zone objects compare unequal in the hour a clock goes back;
+# Honest programs and tests that change or share state the library-state checks watch (rounds 55, 56):
+# each was an error once.
+SHARED_STATE_USES = {
+    # time.tzset() rebinds time.tzname and time.timezone, data of a module the test imports: the test's
+    # own doing, like os.environ.
+    "a test that sets the time zone": (
+        "from datetime import datetime\ndef task_func(s):\n    return datetime.strptime(s, '%Y-%m-%d')\n",
+        "import os, time, unittest\nfrom datetime import datetime\nclass TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n        os.environ['TZ'] = 'America/New_York'\n        time.tzset()\n"
+        "        self.assertEqual(task_func('2024-01-03'), datetime(2024, 1, 3))\n"
+        "    def test_b(self):\n        self.assertEqual(task_func('2024-02-03'), datetime(2024, 2, 3))\n"),
+    # Emptying dateutil's zone cache after each call gave the test another zone object than the
+    # program's, and datetimes of two zone objects compare unequal in the hour a clock goes back.
+    "one zone object for the program and the test": (
+        "from datetime import datetime\nfrom dateutil import tz\ndef task_func(s, zone):\n"
+        "    return datetime.strptime(s, '%Y-%m-%d %H:%M').replace(tzinfo=tz.gettz(zone))\n",
+        "import unittest\nfrom datetime import datetime\nfrom dateutil import tz\n"
+        "class TestCases(unittest.TestCase):\n    def test_ambiguous(self):\n"
+        "        expected = datetime(2021, 11, 7, 1, 30, tzinfo=tz.gettz('America/New_York'))\n"
+        "        self.assertEqual(task_func('2021-11-07 01:30', 'America/New_York'), expected)\n"),
     # logging.captureWarnings(True) puts logging's own function in warnings.showwarning.
-    zones = ("from datetime import datetime\nfrom dateutil import tz\ndef task_func(s, zone):\n"
-             "    return datetime.strptime(s, '%Y-%m-%d %H:%M').replace(tzinfo=tz.gettz(zone))\n")
-    zones_test = ("import unittest\nfrom datetime import datetime\nfrom dateutil import tz\n"
-                  "class TestCases(unittest.TestCase):\n    def test_ambiguous(self):\n"
-                  "        expected = datetime(2021, 11, 7, 1, 30, tzinfo=tz.gettz('America/New_York'))\n"
-                  "        self.assertEqual(task_func('2021-11-07 01:30', 'America/New_York'), expected)\n")
-    warned = ("import logging, warnings\nlogging.captureWarnings(True)\ndef task_func(x):\n"
-              "    if x < 0:\n        warnings.warn('negative')\n    return x * x\n")
-    warned_test = ("import unittest, warnings\nclass TestCases(unittest.TestCase):\n"
-                   "    def test_neg(self):\n        self.assertEqual(task_func(-1), 1)\n")
-    verdicts = pool.run_many([UnittestJob(program=zones, test=zones_test),
-                              UnittestJob(program=warned, test=warned_test)])
-    assert [v.status for v in verdicts] == [Status.PASSED, Status.PASSED], verdicts
+    "warnings sent to logging": (
+        "import logging, warnings\nlogging.captureWarnings(True)\ndef task_func(x):\n"
+        "    if x < 0:\n        warnings.warn('negative')\n    return x * x\n",
+        "import unittest, warnings\nclass TestCases(unittest.TestCase):\n"
+        "    def test_neg(self):\n        self.assertEqual(task_func(-1), 1)\n"),
+    # numpy, imported by the program only (after the record), registers its ufuncs' reducer with copyreg.
+    "numpy imported by the program only": (
+        "import copy\nimport numpy as np\ndef task_func(n):\n"
+        "    return [int(x) for x in copy.deepcopy(np.arange(n) ** 2)]\n",
+        "import copy, unittest\nclass TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n        self.assertEqual(copy.deepcopy(task_func(3)), [0, 1, 4])\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHARED_STATE_USES))
+def test_honest_programs_using_shared_library_state_pass(pool, case):
+    program, test = SHARED_STATE_USES[case]
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
+    assert verdict.status is Status.PASSED, verdict
 
 
 def test_six_resolving_its_lazy_attributes_is_no_tampering(pool):

@@ -135,13 +135,16 @@ def run_in_child(chan: wire.FdChannel) -> int:
     harness = _Harness(report, harness_trusts, before, result, result_methods, unittest, class_names,
                        own_code)
     # What the checks of the program's calls in the tests' thread use, made before the program runs.
+    # (The library state's check also runs alone there: after the load, after each item a returned
+    # generator hands out, and at each test's end.)
+    library_state = in_process_guard.make_state_check([before_in_tests], is_trusted)
     call_checks = (in_process_guard.make_harness_check(is_trusted),
-                   in_process_guard.make_checker([before_in_tests], is_trusted, program_made_only=True))
+                   in_process_guard.make_checker([before_in_tests], is_trusted, program_made_only=True),
+                   library_state)
     request, reply = _thread.allocate_lock(), _thread.allocate_lock()
     request.acquire()
     reply.acquire()
     watch = in_process_guard.outside_calls
-    library_state = in_process_guard.make_state_check([before_in_tests], is_trusted)
     result._cf_send = hand_over = _HandOver((request, reply, gc.disable, watch.recheck_kept,
                                              in_process_guard.foreign_answerer, is_trusted, libraries,
                                              watch.kept, watch.changed, watch.drop_unheld,
@@ -483,7 +486,7 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     thread_count, collector_off = in_process_guard.thread_states.count, gc.disable
     watch = in_process_guard.outside_calls
     resume, start_watch = watch.resume, watch.watch
-    library_state = in_process_guard.make_state_check([before], is_trusted)
+    library_state = call_checks[2]
     controls = (thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
                 watch.allow, watch.launch, watch.fly, watch.land, watch.keep,
                 functools.partial(watch.recheck_kept, in_process_guard.foreign_answerer, is_trusted,
@@ -570,7 +573,7 @@ def _load_tests(module, module_name, test_code, class_names, before, call_checks
     builtins_names = frozenset(vars(builtins))
     # Checks when a guarded call returns; the test module joins them once it exists (a program
     # function that swaps the tests' name for itself is found at the next return, not after the test).
-    harness_intact, first_checker = call_checks
+    harness_intact, first_checker = call_checks[:2]
     mid_test = [first_checker]
     tests = types.ModuleType("test_solution")
     # BigCodeBench-style tests use the program's names directly, as if in one file. Those are guarded

@@ -78,7 +78,6 @@ from coding_framework.sandbox.in_process_guard.audit_hook import (
 )
 from coding_framework.sandbox.in_process_guard.bindings import (
     HARNESS_MODULES,
-    LIBRARY_CACHES,
     LOADED_BEFORE_RECORD,
     SEALED_MODULES,
     Snapshot,
@@ -105,7 +104,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
 
 __all__ = [
     "ANSWERING_METHODS", "FRAME_HELPERS", "GUARDED_ATTRIBUTES", "GUARDED_EVENTS", "HARNESS_MODULES",
-    "LIBRARY_CACHES", "LOADED_BEFORE_RECORD",
+    "LOADED_BEFORE_RECORD",
     "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CheckedCoroutine", "CodeSet",
     "GuardedFunction", "Snapshot",
     "code_objects", "foreign_answerer", "foreign_in_class", "guard_calls", "install_audit_hook",
