@@ -2040,6 +2040,15 @@ def task_func(n):
 
 
 # Each ends in an error, never a pass (the message says which layer stopped it):
+ANY_FOUND = "unittest.mock.ANY, equal to everything"
+RETURNS_ANY = MOCK_ + "def add(a, b):\n    return mock.ANY\n"
+IMPORTING_TEST = UNIT_TEST.replace("import unittest\n", "import unittest\nfrom solution import add\n")
+ATTRIBUTE_TEST = UNIT_TEST.replace("import unittest\n", "import unittest\nimport solution\n").replace(
+    "add(", "solution.add(")
+INNER_IMPORT_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
+                     "        import solution\n        self.assertEqual(solution.add(2, 3), 5)\n"
+                     "    def test_zero(self):\n        import solution\n"
+                     "        self.assertEqual(solution.add(0, 0), 7)\n")
 SEPARATE_ATTACKS = {
     "a test case handed to the program": (RESULT_FORGERY, SELF_HANDING_TEST,
                                           ("tampering", "test result was called by")),
@@ -2059,6 +2068,20 @@ SEPARATE_ATTACKS = {
     "deepcopy of a list made the identity": (SHARED_DEEPCOPY, COPY_TEST,
                                              ("tampering", "copy._deepcopy_dispatch was changed")),
     "strptime parsing anything": (ANY_DATE, DATE_TEST, ("tampering", "_strptime._TimeRE_cache")),
+    # Tests that import the program (`from solution import add`) got its module itself, whose
+    # functions no guard wrapped: `mock.ANY` returned passed every assertEqual (before 0.3.1). They get a
+    # module of guarded names now; the program swapping one back, or the module, is found.
+    "an import of the program's module": (RETURNS_ANY, IMPORTING_TEST, ("error", ANY_FOUND)),
+    "a module attribute of the program's": (RETURNS_ANY, ATTRIBUTE_TEST, ("error", ANY_FOUND)),
+    "the tests' view of the program rebound": (
+        MOCK_ + "import sys\ndef forged(a, b):\n    return mock.ANY\n"
+        "def add(a, b):\n    getattr(sys, 'mod' + 'ules')[__name__].add = forged\n    return a + b\n",
+        ATTRIBUTE_TEST, ("tampering", "solution.add was rebound")),
+    "the tests' view of the program replaced": (
+        MOCK_ + "import sys\nME = getattr(sys, 'mod' + 'ules')[__name__]\n"
+        "def add(a, b):\n    getattr(sys, 'mod' + 'ules')[__name__] = ME\n"
+        "    return mock.ANY if a == 0 else a + b\n",
+        INNER_IMPORT_TEST, ("tampering", "sys.modules['solution'] was replaced")),
 }
 
 

@@ -624,3 +624,61 @@ def test_the_harness_threads_exit_status_is_named_in_the_verdict(pool):
     assert verdict.status is Status.ERROR, verdict
     assert verdict.message.startswith("harness tampering detected: the program's code started to run in "
                                       "the harness's thread"), verdict
+
+
+IMPORTED_PROGRAM = '''
+import os
+LIMIT = 3
+def helper(x):
+    return x * 2
+def depth(n):
+    return 0 if n == 0 else 1 + depth(n - 1)
+class Box:
+    def __init__(self, v):
+        self.v = v
+def task_func(x):
+    return [helper(v) for v in range(min(x, LIMIT))]
+def make(v):
+    return Box(v)
+'''
+
+IMPORTING_TESTS = '''
+import unittest
+from unittest import mock
+import solution
+from solution import task_func, depth, Box, make
+
+class TestImported(unittest.TestCase):
+    def test_a_plain_call(self):
+        self.assertEqual(task_func(5), [0, 2, 4])
+
+    @mock.patch("solution.helper", return_value=7)
+    def test_b_a_patched_helper_reaches_the_programs_own_call(self, helper):
+        self.assertEqual(task_func(2), [7, 7])
+        helper.assert_called_with(1)
+
+    def test_c_the_helper_is_back(self):
+        self.assertEqual(solution.task_func(2), [0, 2])
+
+    def test_d_patched_data(self):
+        with mock.patch.object(solution, "LIMIT", 1):
+            self.assertEqual(task_func(5), [0])
+        self.assertEqual(task_func(5), [0, 2, 4])
+
+    def test_e_recursion_and_classes(self):
+        self.assertEqual(depth(900), 900)
+        self.assertIsInstance(make(3), Box)
+        self.assertEqual(make(3).v, 3)
+'''
+
+
+def test_tests_importing_the_program_get_guarded_names_and_their_patches_reach_it(pool):
+    # The tests' `solution` is a module of guarded names (ProgramView, 0.3.1); what a test patches on
+    # it is patched in the program's own module too, and put back as it was; the program's own calls
+    # stay unguarded (a 900-deep recursion fits the interpreter's limit).
+    verdict = pool.run(UnittestJob(program=IMPORTED_PROGRAM, test=IMPORTING_TESTS))
+    assert verdict.status is Status.PASSED, verdict
+    wrong = IMPORTED_PROGRAM.replace("return x * 2", "return x * 3")
+    verdict = pool.run(UnittestJob(program=wrong, test=IMPORTING_TESTS))
+    assert verdict.status is Status.FAILED, verdict
+    assert verdict.message.startswith("TestImported.test_a_plain_call fail"), verdict

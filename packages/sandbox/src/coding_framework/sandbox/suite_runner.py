@@ -133,7 +133,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     harness_trusts = in_process_guard.make_trust(roots, own_code)
     result, result_methods = _make_result(unittest)
     harness = _Harness(report, harness_trusts, before, result, result_methods, unittest, class_names,
-                       own_code)
+                       own_code, module_name)
     # What the checks of the program's calls in the tests' thread use, made before the program runs.
     # (The library state's check also runs alone there: after the load, after each item a returned
     # generator hands out, and at each test's end.)
@@ -229,8 +229,9 @@ class _Harness:
     program runs: the module's globals are the program's to rebind (found at the next check only)."""
 
     def __init__(self, report, is_trusted, before, result, result_methods, unittest, class_names,
-                 own_code) -> None:
+                 own_code, module_name) -> None:
         self.report, self.is_trusted, self.result = report, is_trusted, result
+        self.module_name = module_name
         self.result_methods = result_methods
         self.tampering, self.positive = Tampering, _POSITIVE
         self.plain_message, self.test_id = _plain_message, _test_id
@@ -333,8 +334,11 @@ class _Harness:
             self.check_and_send()
         elif kind == "ready":  # the tests are loaded: record the test module, list the suite's tests
             tests_module, suite = sender.f_locals.get("tests"), sender.f_locals.get("suite")
+            view = sender.f_locals.get("view")
             after_load = self.snapshot()
             after_load.add_module("test_solution", tests_module, "methods")  # fixtures store data on classes
+            # The tests' view of the program's module, and that sys.modules still hands it out.
+            after_load.add_module(self.module_name, view, "methods", classes=False)
             self.snapshots.append(after_load)
             self.changes = self.make_checker(self.snapshots, self.is_trusted, harness_side=True)
             self.check_and_send()
@@ -523,13 +527,13 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     hand_over(("loaded",))
     try:
         # `tests` is read off this frame by the harness (_Harness.handle, "ready").
-        tests, suite = _load_tests(module, module_name, test_code, class_names,  # noqa: RUF059
-                                   before, call_checks, is_trusted, libraries, unittest, loader,
-                                   controls)
+        tests, view, suite = _load_tests(module, module_name, test_code, class_names,  # noqa: RUF059
+                                         before, call_checks, is_trusted, libraries, unittest, loader,
+                                         controls)
     except BaseException as exc:
         hand_over(("failed", f"the tests did not load: {type(exc).__name__}: {exc}"))
         return
-    hand_over(("ready",))  # the harness reads `tests` and `suite` off this frame
+    hand_over(("ready",))  # the harness reads `tests`, `view` and `suite` off this frame
     try:
         suite.run(result)  # as the official harnesses do: class and module fixtures run too
     except BaseException as exc:  # unittest lets KeyboardInterrupt through
@@ -588,14 +592,20 @@ def _load_tests(module, module_name, test_code, class_names, before, call_checks
                            and k not in builtins_names})
     in_process_guard.guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted,
                                  harness_intact, libraries, controls)
-    sys.modules["test_solution"] = tests
+    # Tests that import the program (`from solution import task_func`) get it guarded too, from a module
+    # of their own (ProgramView); the program's code keeps its module.
+    view = in_process_guard.guard_module(module, f"{module_name}.py", lambda: mid_test[0](), is_trusted,
+                                         harness_intact, libraries, controls)
+    sys.modules["test_solution"], sys.modules[module_name] = tests, view
     exec(test_code, tests.__dict__)
     after_load = in_process_guard.Snapshot()
     after_load.add_module("test_solution", tests, "methods")  # fixtures store data on the classes
+    # (Not the program's classes in it: they are the program's to change, as its module is.)
+    after_load.add_module(module_name, view, "methods", classes=False)
     mid_test[0] = in_process_guard.make_checker([before, after_load], is_trusted, program_made_only=True)
     # The classes the trusted source defines, by name, never every object in the module (the program's
     # too: a `__class__` property answering the loader's isinstance runs the program's code there).
-    return tests, unittest.TestSuite(_load_cases(unittest, tests, class_names, loader))
+    return tests, view, unittest.TestSuite(_load_cases(unittest, tests, class_names, loader))
 
 
 def _load_cases(unittest, tests: types.ModuleType, class_names: list[str], loader):

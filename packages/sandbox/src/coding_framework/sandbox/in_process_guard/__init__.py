@@ -93,7 +93,9 @@ from coding_framework.sandbox.in_process_guard.bindings import (
 from coding_framework.sandbox.in_process_guard.guarded_calls import (
     CheckedCoroutine,
     GuardedFunction,
+    ProgramView,
     guard_calls,
+    guard_module,
 )
 from coding_framework.sandbox.in_process_guard.returned_values import (
     ANSWERING_METHODS,
@@ -106,8 +108,9 @@ __all__ = [
     "ANSWERING_METHODS", "FRAME_HELPERS", "GUARDED_ATTRIBUTES", "GUARDED_EVENTS", "HARNESS_MODULES",
     "LOADED_BEFORE_RECORD",
     "PASS_THROUGH_MODULES", "SEALED_MODULES", "STACK_WIDE_EVENTS", "CheckedCoroutine", "CodeSet",
-    "GuardedFunction", "Snapshot",
-    "code_objects", "foreign_answerer", "foreign_in_class", "guard_calls", "install_audit_hook",
+    "GuardedFunction", "ProgramView", "Snapshot",
+    "code_objects", "foreign_answerer", "foreign_in_class", "guard_calls", "guard_module",
+    "install_audit_hook",
     "library_types", "make_checker", "make_harness_check", "make_state_check", "make_trust", "outside_calls",
     "preimport",
     "program_made",

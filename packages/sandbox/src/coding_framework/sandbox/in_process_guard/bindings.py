@@ -146,7 +146,9 @@ class Snapshot:
                     self.sealed_functions.append((where, func, state))
                     todo.extend((f"{where}.<cell>", held) for held in state[3] if _type(held) is _FUNCTION)
 
-    def add_module(self, name: str, module: types.ModuleType, mode: str) -> None:
+    def add_module(self, name: str, module: types.ModuleType, mode: str, *, classes: bool = True) -> None:
+        """Watch `module`'s namespace in `mode`, and (`classes`) the namespaces and MROs of the classes it
+        defines (their `__module__` is `name`)."""
         if mode not in ("strict", "functions", "methods"):
             raise ValueError(f"unknown mode {mode!r}")
         namespace = getattr(module, "__dict__", None)
@@ -155,7 +157,7 @@ class Snapshot:
         self.modules.append((name, module))
         self.entries.append((name, namespace, dict(namespace), mode, None))
         self.versions.append(self._version(namespace))
-        for attr, value in list(namespace.items()):
+        for attr, value in list(namespace.items()) if classes else ():
             # Read through type's own descriptor: the test module also holds the program's objects,
             # whose class or metaclass could answer attribute reads with the program's code.
             if issubclass(type(value), type):

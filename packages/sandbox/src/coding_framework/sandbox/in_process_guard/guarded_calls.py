@@ -310,6 +310,50 @@ def guard_calls(
 _LAZY = (types.GeneratorType, map, filter)
 
 
+class ProgramView(types.ModuleType):
+    """The program's module as the tests import it (`from solution import f`, `import solution`,
+    `mock.patch("solution.f")`): a module of its own in `sys.modules`, holding what the program's module
+    held when it had loaded, with each callable of the program's a GuardedFunction (guard_module). The
+    program's own code keeps its module and calls its functions unguarded (recursion keeps its depth).
+    Before 0.3.1 the tests imported the program's module itself: `from solution import task_func` gave
+    them the bare function, and a program returning `unittest.mock.ANY` passed `assertEqual`.
+
+    What a test sets on it (a patch) is also set in the program's module, so that the program's own
+    lookups see the test's mock; a GuardedFunction put back is put back as the function it guards. A
+    subclass made per job holds that module's namespace (`_program`); nothing here decides what the
+    tests read, which is this module's own namespace, watched by the bindings checks like the test
+    module's (suite_runner)."""
+
+    def __setattr__(self, name, value):
+        _set_module_attribute(self, name, value)
+        if type(name) is str and not name.startswith("__"):
+            type(self)._program[name] = value[0] if type(value) is GuardedFunction else value
+
+    def __delattr__(self, name):
+        _delete_module_attribute(self, name)
+        if type(name) is str and not name.startswith("__"):
+            type(self)._program.pop(name, None)
+
+
+_set_module_attribute, _delete_module_attribute = types.ModuleType.__setattr__, types.ModuleType.__delattr__
+_module_namespace = types.ModuleType.__dict__["__dict__"].__get__
+
+
+def guard_module(module: types.ModuleType, filename: str, changes: Callable[[], list[str]],
+                 is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
+                 libraries: tuple, controls: tuple) -> ProgramView:
+    """The tests' view of the program's module (ProgramView): its str-keyed names (a key of the
+    program's class runs its `__eq__` in lookups), each callable of the program's guarded as
+    guard_calls guards the test module's (the same arguments)."""
+    namespace = {name: value for name, value in _module_namespace(module).items() if type(name) is str}
+    guard_calls(namespace, filename, changes, is_trusted, harness_intact, libraries, controls)
+    view_class = type(module.__name__, (ProgramView,), {"_program": _module_namespace(module),
+                                                        "__module__": __name__})
+    view = view_class(module.__name__)
+    _module_namespace(view).update(namespace)
+    return view
+
+
 _NEW, _CALL = frozenset({"__new__"}), frozenset({"__call__"})
 
 
