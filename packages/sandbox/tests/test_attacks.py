@@ -311,7 +311,11 @@ UNITTEST_FLOW = {
         "    def __eq__(self, other):\n        ran.append(other)\n        return False\n"
         "    def startswith(self, prefix):\n        return False\n"
         "globals()[Key()] = 0\n"
-        "def add(a, b):\n    return 5 if not ran else 0\n", Status.FAILED, "TestAdd.test_zero fail"),
+        "def add(a, b):\n    return 5 if not ran else 0\n", Status.ERROR,
+        # (Found since round 57 as the first call returns: the program's module is compared with the
+        # tests' view of it through a copy made in C, which runs no `__eq__`.)
+        "TestAdd.test_small error: RuntimeError: sandbox: the program changed what the tests rely on: "
+        "the program's module, or the tests' view of it, holds a key that is not a str"),
     # Third pass (same day): a trusted frame that does not name what it sets or reads (heapq iterating
     # `map(setattr, ...)`) set a function's code or defaults, or a module's class, for the program.
     "assertEqual's code replaced through a trusted frame": (
@@ -828,8 +832,11 @@ HELD_ANSWERS = {
     "an object whose property is the program's": (
         "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
         "        self.assertEqual(stats([1, 2, 3]).mean, 2.0)\n",
+        # (Since round 57 the property is guarded, its getter a call of the program's: what it returns
+        # is walked as `stats`' value is.)
         "class Stats:\n    @property\n    def mean(self):\n        return Anything()\n"
-        "def stats(xs):\n    return Stats()\n", "Stats.mean is the program's"),
+        "def stats(xs):\n    return Stats()\n",
+        "Stats.mean returned a Anything whose Anything.__eq__ is the program's"),
     "an ndarray subclass of the program's": (
         "import unittest\nimport numpy as np\nclass T(unittest.TestCase):\n    def test_a(self):\n"
         "        np.testing.assert_array_equal(squares(4), [0, 1, 4, 9])\n",
@@ -856,9 +863,12 @@ SIGNAL_HANDLER = ("import signal\n"
                   "def handler(signum, frame):\n    pass\n"
                   "signal.signal(signal.SIGUSR1, handler)\n"
                   "def add(a, b):\n    return 0\n")
+# (Made in the call: bound at the module's top level, a module sys.modules does not hold under its name
+# is refused as the tests load, round 57b.)
 FRESH_SIGNAL_MODULE = ("import importlib.util, signal\n"
-                       "fresh = importlib.util.module_from_spec(importlib.util.find_spec('_signal'))\n"
-                       "def add(a, b):\n    fresh.signal(signal.SIGUSR1, lambda signum, frame: None)\n"
+                       "def add(a, b):\n"
+                       "    fresh = importlib.util.module_from_spec(importlib.util.find_spec('_signal'))\n"
+                       "    fresh.signal(signal.SIGUSR1, lambda signum, frame: None)\n"
                        "    return 0\n")
 
 
@@ -1051,8 +1061,9 @@ LINGERING_THREAD = (
     "        while time.monotonic() < end:\n            if pending:\n"
     "                pending.pop()[0] = Same()\n            time.sleep(0)\n"
     "local = threading.local()\ndef body():\n    local.keep = Lingers()\n"
-    "threading.Thread(target=body, daemon=True).start()\ntime.sleep(0.05)\n"
-    "def add(a, b):\n    r = [0]\n    pending.append(r)\n    return r\n")
+    # (Started by the call: one still running once the program has loaded is refused then, round 57.)
+    "def add(a, b):\n    threading.Thread(target=body, daemon=True).start()\n    time.sleep(0.05)\n"
+    "    r = [0]\n    pending.append(r)\n    return r\n")
 LIST_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n"
              "    def test_small(self):\n        self.assertEqual(add(2, 3), [5])\n")
 
@@ -1276,7 +1287,9 @@ LOADER_ROUTES = {
         "def swap(cls):\n    if cls.__name__.startswith('CfCanary'):\n        return real(cls)\n"
         "    names = loader.getTestCaseNames(cls)\n"
         "    return real(type(cls.__name__, (cls,), {n: noop for n in names}))\n"
-        "loader.loadTestsFromTestCase = swap\ndef add(a, b):\n    return 3 * a\n", UNIT_TEST),
+        # (No global of the program's holds the loader: the tests' view of the program's module is walked
+        # at load, and a library object holding a function of the program's over its method is refused.)
+        "loader.loadTestsFromTestCase = swap\ndel loader\ndef add(a, b):\n    return 3 * a\n", UNIT_TEST),
     "an inherited test left out": (
         "import importlib\nloader = getattr(importlib.import_module('unit' + 'test'), 'defaultTestLoader')\n"
         "loader.testNamePatterns = ['*.test_type', '*.test_must_fail']\ndef add(a, b):\n    return 3 * a\n",
@@ -2045,6 +2058,29 @@ RETURNS_ANY = MOCK_ + "def add(a, b):\n    return mock.ANY\n"
 IMPORTING_TEST = UNIT_TEST.replace("import unittest\n", "import unittest\nfrom solution import add\n")
 ATTRIBUTE_TEST = UNIT_TEST.replace("import unittest\n", "import unittest\nimport solution\n").replace(
     "add(", "solution.add(")
+ANSWER_TEST = ("import unittest\nfrom solution import answer\nclass TestAnswer(unittest.TestCase):\n"
+               "    def test_answer(self):\n        self.assertEqual(answer(), 42)\n")
+STATUS_TEST = ("import unittest\nimport solution\nclass TestAdd(unittest.TestCase):\n"
+               "    def test_status(self):\n        solution.add(1, 2)\n"
+               "        self.assertEqual(solution.STATUS, 'done')\n")
+GLOBAL_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n    def test_table(self):\n"
+               "        self.assertEqual(EXPECTED, [add(1, 2)])\n")
+LEN_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n    def test_length(self):\n"
+            "        self.assertEqual(len(add(1, 2)), 2)\n")
+ACCOUNT_TEST = ("import unittest\nclass TestAccount(unittest.TestCase):\n    def test_deposit(self):\n"
+                "        account = Account()\n        account.deposit(5)\n"
+                "        self.assertEqual(account.history, [5])\n")
+ACCOUNT_AFTER_ADD_TEST = ("import unittest\nclass TestAccount(unittest.TestCase):\n"
+                          "    def test_deposit(self):\n        account = Account()\n"
+                          "        self.assertEqual(add(2, 3), 5)\n        account.deposit(5)\n"
+                          "        self.assertEqual(account.history, [5])\n")
+PARTIAL_METHOD_TEST = ("import unittest\nclass TestAccount(unittest.TestCase):\n    def test_deposit(self):\n"
+                       "        self.assertEqual(Account().deposit(), 5)\n")
+NAMESPACE_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n    def test_total(self):\n"
+                  "        self.assertEqual(add(2, 3).total(), 5)\n")
+NP_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n    def test_array(self):\n"
+           "        np.testing.assert_array_equal(add(2, 3), [2, 3])\n")
+ACCOUNT_CLOSED_TEST = ACCOUNT_TEST + "        account.close()\n"
 INNER_IMPORT_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n    def test_small(self):\n"
                      "        import solution\n        self.assertEqual(solution.add(2, 3), 5)\n"
                      "    def test_zero(self):\n        import solution\n"
@@ -2070,19 +2106,118 @@ SEPARATE_ATTACKS = {
     "strptime parsing anything": (ANY_DATE, DATE_TEST, ("tampering", "_strptime._TimeRE_cache")),
     # Tests that import the program (`from solution import add`) got its module itself, whose
     # functions no guard wrapped: `mock.ANY` returned passed every assertEqual (before 0.3.1). They get a
-    # module of guarded names now; the program swapping one back, or the module, is found.
-    "an import of the program's module": (RETURNS_ANY, IMPORTING_TEST, ("error", ANY_FOUND)),
-    "a module attribute of the program's": (RETURNS_ANY, ATTRIBUTE_TEST, ("error", ANY_FOUND)),
-    "the tests' view of the program rebound": (
-        MOCK_ + "import sys\ndef forged(a, b):\n    return mock.ANY\n"
-        "def add(a, b):\n    getattr(sys, 'mod' + 'ules')[__name__].add = forged\n    return a + b\n",
-        ATTRIBUTE_TEST, ("tampering", "solution.add was rebound")),
-    "the tests' view of the program replaced": (
-        MOCK_ + "import sys\nME = getattr(sys, 'mod' + 'ules')[__name__]\n"
-        "def add(a, b):\n    getattr(sys, 'mod' + 'ules')[__name__] = ME\n"
-        "    return mock.ANY if a == 0 else a + b\n",
-        INNER_IMPORT_TEST, ("tampering", "sys.modules['solution'] was replaced")),
+    # module of guarded names now (guard_module), kept in step with the program's (red-team round 57).
+    "an import of the program's module": (RETURNS_ANY, IMPORTING_TEST, (ANY_FOUND,)),
+    "a module attribute of the program's": (RETURNS_ANY, ATTRIBUTE_TEST, (ANY_FOUND,)),
+    "an import inside a test method": (MOCK_ + "def add(a, b):\n    return mock.ANY if a == 0 else a + b\n",
+                                       INNER_IMPORT_TEST, (ANY_FOUND,)),
+    "the program's function rebound by a call": (
+        MOCK_ + "def forged(a, b):\n    return mock.ANY\n"
+        "def add(a, b):\n    global add\n    add = forged\n    return a + b\n",
+        ATTRIBUTE_TEST, (ANY_FOUND,)),
+    "a global set equal to everything by a call": (
+        MOCK_ + "STATUS = 'idle'\ndef add(a, b):\n    global STATUS\n    STATUS = mock.ANY\n"
+        "    return a + b\n",
+        STATUS_TEST, (ANY_FOUND,)),
+    # Callables the program bound that are no function of its own ran unguarded (round 57).
+    "a mock as the program's function": (MOCK_ + "add = mock.Mock(return_value=mock.ANY)\n", UNIT_TEST,
+                                         (ANY_FOUND,)),
+    "a partial handing out mock.ANY": (MOCK_ + "import functools, itertools\n"
+                                       "answer = functools.partial(next, itertools.repeat(mock.ANY))\n",
+                                       ANSWER_TEST, (ANY_FOUND,)),
+    "a global equal to everything at load": (
+        MOCK_ + "EXPECTED = [mock.ANY]\ndef add(a, b):\n    return -1\n", GLOBAL_TEST,
+        ("the program's module holds " + ANY_FOUND,)),
+    "a builtin's name added to the tests' globals": (
+        MOCK_ + "import functools, itertools\ndef add(a, b):\n"
+        "    tests = getattr(sys, 'mod' + 'ules')['test_' + 'solution']\n"
+        "    vars(tests)['len'] = functools.partial(next, itertools.repeat(mock.ANY))\n"
+        "    return [a, b, 0]\n",
+        LEN_TEST, ("test_solution.len was added",)),
+    # Ways around guard_class: a call putting the bare function back in its class (guarded again as
+    # each call ends), a bound method of a module function set on the object (a member, guarded where it
+    # is), a GuardedFunction built by the program with a `through` of its own (no registered one: the
+    # watch does not look through its frame, and finds the program's code entered from it).
+    "a bare method put back by a call": (
+        MOCK_ + "class Account:\n    def __init__(self):\n        self.history = []\n"
+        "    def deposit(self, x):\n        self.history.append(mock.ANY)\n"
+        "def add(a, b):\n    vars(Account)['deposit']  # (found guarded)\n"
+        "    setattr(Account, 'deposit', vars(Account)['deposit'][0])\n    return a + b\n",
+        ACCOUNT_AFTER_ADD_TEST, (ANY_FOUND,)),
+    "a bound method of a module function on the object": (
+        MOCK_ + "import types\ndef _deposit(self, x):\n    self.history.append(mock.ANY)\n"
+        "def _close(self):\n    self.history.clear()\n"
+        "class Account:\n    def __init__(self):\n        self.history = []\n"
+        "        self.deposit = types.MethodType(_deposit, self)\n"
+        "        self.close = types.MethodType(_close, self)\n", ACCOUNT_CLOSED_TEST, (ANY_FOUND,)),
+    "a guard of the program's own making": (
+        MOCK_ + "def _deposit(self, x):\n    self.history.append(mock.ANY)\n"
+        "class Account:\n    def __init__(self):\n        self.history = []\n"
+        "    def deposit(self, x):\n        pass\n"
+        "def add(a, b):\n    real = vars(Account)['deposit']\n"
+        "    fake = type(real)((_deposit,) + tuple(real)[1:18] + (lambda *unused: True, True))\n"
+        "    setattr(Account, 'deposit', fake)\n    return a + b\n", ACCOUNT_AFTER_ADD_TEST,
+        ("the program's code ran in the tests' thread outside its calls",)),
+    # Round 57b (against the first version of the above): a UserList subclass whose
+    # `_UserList__cast` made UserList's own `__eq__` compare the list with itself (a class deriving from
+    # a library's Python class is left bare, and refused as a value whatever its shape); a
+    # GuardedFunction built by the program (not registered: guarded in turn); a library closure
+    # (`singledispatch`) or a partial, also as a class attribute, handing out mock.ANY; functions of the
+    # program's held by a returned SimpleNamespace; a look-alike module bound to a module's name.
+    "a UserList whose cast is the program's": (
+        "from collections import UserList\ndef _cast(self, other):\n    return self.data\n"
+        "class Result(UserList):\n    _UserList__cast = _cast\n"
+        "def add(a, b):\n    r = Result([0])\n    r.helper = _cast\n    return r\n",
+        LIST_TEST, ("Result._UserList__cast is the program's",)),
+    "a GuardedFunction of the program's making": (
+        MOCK_ + "import functools, importlib\n"
+        "guard = importlib.import_module('coding_' + 'framework.sandbox.in_process_guard')\n"
+        "answer = guard.GuardedFunction((functools.partial(getattr, mock, 'ANY'),) + (None,) * 17\n"
+        "                               + (bool, True))\n",
+        ANSWER_TEST, (ANY_FOUND,)),
+    "a library closure handing out mock.ANY": (
+        MOCK_ + "import functools, itertools\n"
+        "add = functools.singledispatch(\n"
+        "    functools.partial(lambda *a: next(a[0]), itertools.repeat(mock.ANY)))\n",
+        UNIT_TEST, (ANY_FOUND,)),
+    "a partial as a method": (
+        MOCK_ + "import functools\nclass Account:\n    def __init__(self):\n        self.history = []\n"
+        "    deposit = functools.partial(getattr, mock, 'ANY')\n", PARTIAL_METHOD_TEST, (ANY_FOUND,)),
+    "functions held by a returned namespace": (
+        MOCK_ + "import types\ndef add(a, b):\n    def total():\n        return mock.ANY\n"
+        "    return types.SimpleNamespace(total=total)\n", NAMESPACE_TEST, (ANY_FOUND,)),
+    "a look-alike module under a module's name": (
+        "import types\nimport numpy as _np\nnp = types.ModuleType('numpy')\nvars(np).update(vars(_np))\n"
+        "np.testing = types.SimpleNamespace(assert_array_equal=slice)\n"
+        "def add(a, b):\n    return _np.zeros(2)\n",
+        NP_TEST, ("the program binds np to a module that is not the one imported under its name",)),
+    # A method of the program's class, called on an object the test made, ran unguarded (round 57).
+    "a method putting mock.ANY in its object": (
+        MOCK_ + "class Account:\n    def __init__(self):\n        self.history = []\n"
+        "    def deposit(self, x):\n        self.history.append(mock.ANY)\n", ACCOUNT_TEST, (ANY_FOUND,)),
 }
+
+
+def test_a_star_import_brings_no_builtins_name_of_the_programs(pool):
+    # `from solution import *` put the program's `all = bool` and `abs = operator.neg` in the tests'
+    # module (round 57b): the view leaves builtins' names out, as the test module's copy does.
+    program = ("import operator\nall = bool\nabs = operator.neg\ndef add(a, b):\n    return [-1], 100.0\n")
+    test = ("import unittest\nfrom solution import *\nclass TestAdd(unittest.TestCase):\n"
+            "    def test_signs(self):\n        values, pi = add(1, 2)\n"
+            "        self.assertTrue(all(v >= 0 for v in values))\n"
+            "        self.assertLess(abs(pi - 3.14159), 1e-3)\n")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.FAILED and "False is not true" in verdict.message, verdict
+
+
+def test_threads_started_at_load_must_end_before_the_tests_load(pool):
+    # One still running could change what the tests import as they load (round 57a); they get 5 s.
+    program = ("import threading, time\n"
+               "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+               "def add(a, b):\n    return a + b\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST, limits=Limits(timeout_s=20)))
+    assert verdict.status is Status.ERROR, verdict
+    assert "threads the program started as it loaded still run 5 s after" in verdict.message, verdict
 
 
 def test_planted_regex_patterns_are_emptied_and_honest_programs_pass(pool):

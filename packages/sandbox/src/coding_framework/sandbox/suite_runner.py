@@ -37,6 +37,7 @@ import importlib
 import os
 import sys
 import threading
+import time
 import types
 
 from coding_framework.sandbox import in_process_guard, plain_data, syscall_filter, wire
@@ -133,7 +134,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     harness_trusts = in_process_guard.make_trust(roots, own_code)
     result, result_methods = _make_result(unittest)
     harness = _Harness(report, harness_trusts, before, result, result_methods, unittest, class_names,
-                       own_code, module_name)
+                       own_code)
     # What the checks of the program's calls in the tests' thread use, made before the program runs.
     # (The library state's check also runs alone there: after the load, after each item a returned
     # generator hands out, and at each test's end.)
@@ -229,9 +230,8 @@ class _Harness:
     program runs: the module's globals are the program's to rebind (found at the next check only)."""
 
     def __init__(self, report, is_trusted, before, result, result_methods, unittest, class_names,
-                 own_code, module_name) -> None:
+                 own_code) -> None:
         self.report, self.is_trusted, self.result = report, is_trusted, result
-        self.module_name = module_name
         self.result_methods = result_methods
         self.tampering, self.positive = Tampering, _POSITIVE
         self.plain_message, self.test_id = _plain_message, _test_id
@@ -334,11 +334,15 @@ class _Harness:
             self.check_and_send()
         elif kind == "ready":  # the tests are loaded: record the test module, list the suite's tests
             tests_module, suite = sender.f_locals.get("tests"), sender.f_locals.get("suite")
-            view = sender.f_locals.get("view")
             after_load = self.snapshot()
             after_load.add_module("test_solution", tests_module, "methods")  # fixtures store data on classes
-            # The tests' view of the program's module, and that sys.modules still hands it out.
-            after_load.add_module(self.module_name, view, "methods", classes=False)
+            # The builtins the tests' code runs with (their `__import__` hands out the tests' view of the
+            # program's module: guard_module).
+            namespace = self.str_keyed_copy(self.module_namespace(tests_module))
+            tests_builtins = None if namespace is None else namespace.get("__builtins__")
+            if type(tests_builtins) is not dict:
+                raise Tampering("the test module's builtins were replaced")
+            after_load.add_namespace("test_solution.__builtins__", tests_builtins, "strict")
             self.snapshots.append(after_load)
             self.changes = self.make_checker(self.snapshots, self.is_trusted, harness_side=True)
             self.check_and_send()
@@ -474,6 +478,10 @@ def _plain_message(message: object) -> tuple:
     return tuple(plain)
 
 
+LOAD_THREADS_WAIT_S = 5.0
+"""How long the tests wait, once the program has loaded, for the threads it started to end."""
+
+
 def _tests_thread(hand_over, harness_thread, program, module_name, test_code, class_names, before,
                   call_checks, is_trusted, libraries, result, unittest, loader) -> None:
     """The tests' thread: load the program and the tests, run the suite, handing over at each step.
@@ -488,6 +496,7 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     # counter and its count now (the harness's thread, this one and the preload's; the program's come
     # after), the collector's switches, and the watch on this thread (guarded_calls, outside_calls).
     thread_count, collector_off = in_process_guard.thread_states.count, gc.disable
+    monotonic, sleep = time.monotonic, time.sleep  # (the program's to rebind once it runs)
     watch = in_process_guard.outside_calls
     resume, start_watch = watch.resume, watch.watch
     library_state = call_checks[2]
@@ -495,7 +504,7 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
                 watch.allow, watch.launch, watch.fly, watch.land, watch.keep,
                 functools.partial(watch.recheck_kept, in_process_guard.foreign_answerer, is_trusted,
                                   libraries, watch.kept, watch.changed, watch.drop_unheld, watch.RECENT),
-                library_state)
+                library_state, watch.through, watch.register)
     try:
         code = compile(program, f"{module_name}.py", "exec", dont_inherit=True)
         # The program's code is what its source compiles to (it can make none later): watched from the
@@ -510,6 +519,17 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     except BaseException as exc:  # the program's failure to load is its verdict
         hand_over(("failed", f"{type(exc).__name__}: {exc}"))
         return
+    # Threads the program started as it loaded end before the tests load (one planted what the tests
+    # import while they loaded, red-team round 57); a program loading data in one, joined by its first
+    # call, waits for it here instead.
+    deadline = monotonic() + LOAD_THREADS_WAIT_S
+    while thread_count() > controls[1]:
+        if monotonic() > deadline:
+            hand_over(("failed", f"sandbox: threads the program started as it loaded still run "
+                                 f"{LOAD_THREADS_WAIT_S:g} s after (they could change what the tests "
+                                 "import as they load)"))
+            return
+        sleep(0.005)
     # From here on the collector runs only while a call of the program's runs (guarded_calls): a
     # collection in the tests' own code would run finalizers of the program's garbage there.
     collector_off()
@@ -527,13 +547,13 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     hand_over(("loaded",))
     try:
         # `tests` is read off this frame by the harness (_Harness.handle, "ready").
-        tests, view, suite = _load_tests(module, module_name, test_code, class_names,  # noqa: RUF059
-                                         before, call_checks, is_trusted, libraries, unittest, loader,
-                                         controls)
+        tests, suite = _load_tests(module, module_name, test_code, class_names,  # noqa: RUF059
+                                   before, call_checks, is_trusted, libraries, unittest, loader,
+                                   controls)
     except BaseException as exc:
         hand_over(("failed", f"the tests did not load: {type(exc).__name__}: {exc}"))
         return
-    hand_over(("ready",))  # the harness reads `tests`, `view` and `suite` off this frame
+    hand_over(("ready",))  # the harness reads `tests` and `suite` off this frame
     try:
         suite.run(result)  # as the official harnesses do: class and module fixtures run too
     except BaseException as exc:  # unittest lets KeyboardInterrupt through
@@ -590,22 +610,24 @@ def _load_tests(module, module_name, test_code, class_names, before, call_checks
     tests.__dict__.update({k: v for k, v in module.__dict__.items()
                            if type(k) is str and not str.startswith(k, "__") and k not in _MODULE_HOOKS
                            and k not in builtins_names})
-    in_process_guard.guard_calls(tests.__dict__, f"{module_name}.py", lambda: mid_test[0](), is_trusted,
-                                 harness_intact, libraries, controls)
+    filename = f"{module_name}.py"
+    guards = in_process_guard.make_guards(filename, lambda: mid_test[0](), is_trusted, harness_intact,
+                                          libraries, controls)
+    in_process_guard.guard_calls(tests.__dict__, filename, is_trusted, guards)
     # Tests that import the program (`from solution import task_func`) get it guarded too, from a module
-    # of their own (ProgramView); the program's code keeps its module.
-    view = in_process_guard.guard_module(module, f"{module_name}.py", lambda: mid_test[0](), is_trusted,
-                                         harness_intact, libraries, controls)
-    sys.modules["test_solution"], sys.modules[module_name] = tests, view
+    # of their own (guard_module: the tests' `__import__` hands it out); the program's code, and
+    # sys.modules, keep its module.
+    in_process_guard.guard_module(module, filename, is_trusted, guards, tests.__dict__)
+    sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
+    guards[2](tests.__dict__)  # (what a call changes in it is walked from now on)
     after_load = in_process_guard.Snapshot()
     after_load.add_module("test_solution", tests, "methods")  # fixtures store data on the classes
-    # (Not the program's classes in it: they are the program's to change, as its module is.)
-    after_load.add_module(module_name, view, "methods", classes=False)
+    after_load.add_namespace("test_solution.__builtins__", tests.__dict__["__builtins__"], "strict")
     mid_test[0] = in_process_guard.make_checker([before, after_load], is_trusted, program_made_only=True)
     # The classes the trusted source defines, by name, never every object in the module (the program's
     # too: a `__class__` property answering the loader's isinstance runs the program's code there).
-    return tests, view, unittest.TestSuite(_load_cases(unittest, tests, class_names, loader))
+    return tests, unittest.TestSuite(_load_cases(unittest, tests, class_names, loader))
 
 
 def _load_cases(unittest, tests: types.ModuleType, class_names: list[str], loader):

@@ -28,6 +28,7 @@ static PyObject *callers = NULL;         /* dict: id(code) -> code, who may star
 static PyObject *call_pausers = NULL;    /* tuple of code objects that pause and resume for a call */
 static PyObject *flight_pausers = NULL;  /* tuple of code objects that fly and land a coroutine */
 static PyObject *handed_out = NULL;      /* dict: id(code) -> code, functions found in returned values */
+static PyObject *registered = NULL;      /* dict: id(wrapper) -> wrapper, the harness's GuardedFunctions */
 static PyObject *launched = NULL;        /* dict: id(coroutine) -> coroutine, returned by such calls */
 static PyObject *pauses = NULL;          /* dict: id(key) -> key, the pauses standing (frames, coroutines) */
 static PyObject *token = NULL;           /* what `allow` asks for: handed to the first `watch` only */
@@ -161,6 +162,28 @@ record_text(const char *text)
     Py_DECREF(what);
 }
 
+/* Whether a GuardedFunction.__call__ frame is a call of a GuardedFunction the harness registered
+ * (its `self`): one the program built itself, with a `through` of its own, is no harness's. */
+static int
+registered_frame(PyFrameObject *frame)
+{
+    if (registered == NULL) {
+        return 0;
+    }
+    PyObject *locals = PyFrame_GetLocals(frame);
+    if (locals == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int found = 0;
+    if (PyDict_CheckExact(locals)) {
+        PyObject *self = PyDict_GetItemString(locals, "self");  /* (borrowed; a str key: no code runs) */
+        found = self != NULL && holds_by_id(registered, self, 0);
+    }
+    Py_DECREF(locals);
+    return found;
+}
+
 static int
 profile(PyObject *unused, PyFrameObject *frame, int what, PyObject *arg)
 {
@@ -171,6 +194,16 @@ profile(PyObject *unused, PyFrameObject *frame, int what, PyObject *arg)
     if (is_program_code((PyObject *)code)) {
         int entered_from_outside = 1;
         PyFrameObject *back = PyFrame_GetBack(frame);
+        if (back != NULL && call_pausers != NULL) {
+            /* A GuardedFunction handing a call straight on (`through`) is not who called: its caller is. */
+            PyObject *wrapper = (PyObject *)PyFrame_GetCode(back);
+            if (wrapper == PyTuple_GET_ITEM(call_pausers, 0) && registered_frame(back)) {
+                PyFrameObject *further = PyFrame_GetBack(back);
+                Py_DECREF(back);
+                back = further;
+            }
+            Py_DECREF(wrapper);
+        }
         if (back != NULL) {
             PyObject *caller = (PyObject *)PyFrame_GetCode(back);
             /* (a frame of the program's calling another was itself judged as it was entered) */
@@ -292,17 +325,20 @@ watch(PyObject *module, PyObject *args)
     free_callers = PyDict_Copy(free);
     callers = PyDict_Copy(starters);
     handed_out = PyDict_New();
+    registered = PyDict_New();
     launched = PyDict_New();
     pauses = PyDict_New();
     kept = PyList_New(0);
     token = PyBaseObject_Type.tp_alloc(&PyBaseObject_Type, 0);
     if (program_codes == NULL || test_codes == NULL || free_callers == NULL || callers == NULL
-            || handed_out == NULL || launched == NULL || pauses == NULL || kept == NULL || token == NULL) {
+            || handed_out == NULL || registered == NULL || launched == NULL || pauses == NULL || kept == NULL
+            || token == NULL) {
         Py_CLEAR(program_codes);
         Py_CLEAR(test_codes);
         Py_CLEAR(free_callers);
         Py_CLEAR(callers);
         Py_CLEAR(handed_out);
+        Py_CLEAR(registered);
         Py_CLEAR(launched);
         Py_CLEAR(pauses);
         Py_CLEAR(kept);
@@ -342,6 +378,67 @@ pause_watch(PyObject *module, PyObject *unused)
         return NULL;
     }
     Py_RETURN_NONE;
+}
+
+/* Whether a GuardedFunction's call goes straight on to the function it guards, unchecked: in another
+ * thread than the watched one while a pause stands (the program's threads run within its calls); where
+ * the caller is not
+ * one of the callers (the tests' code, unittest's where it calls what a test handed it) and a pause
+ * stands (the program's code calling its own methods within its call, or a coroutine of its in
+ * flight), or, for a method (`method`), also where none stands: library code calling it, judged then
+ * by the profile function as if it called the method itself (a Flask class-based view's methods).
+ * Otherwise the call is the tests', checked: the caller pauses (pause) and the checks run. */
+static PyObject *
+through(PyObject *module, PyObject *method)
+{
+    if (elsewhere()) {
+        /* Another thread: the program's own, within a call of its (a pause stands), or the tests' (a
+         * test's thread pool calling the program's: checked, as ever). */
+        if (watched != NULL && pauses != NULL && PyDict_GET_SIZE(pauses) > 0) {
+            Py_RETURN_TRUE;
+        }
+        Py_RETURN_FALSE;
+    }
+    PyFrameObject *frame = pauser_frame(call_pausers, "sandbox: only the harness asks how a call goes");
+    if (frame == NULL) {
+        return NULL;
+    }
+    if (started_by_caller(frame)) {
+        Py_RETURN_FALSE;
+    }
+    if (PyDict_GET_SIZE(pauses) > 0 || PyObject_IsTrue(method) == 1) {
+        Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
+}
+
+/* The GuardedFunctions the harness made for methods of the program's classes (`register`, with the
+ * token): the value walk takes those in a class of the program's for guarded, and any other object
+ * of the guard's class there for the program's (one it built itself, with checks of its own). */
+static PyObject *
+register_wrapper(PyObject *module, PyObject *args)
+{
+    PyObject *given, *wrapper;
+    if (!PyArg_ParseTuple(args, "OO:register", &given, &wrapper)) {
+        return NULL;
+    }
+    if (token == NULL || given != token || registered == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness registers its guards");
+        return NULL;
+    }
+    if (add_by_id(registered, wrapper) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+is_registered(PyObject *module, PyObject *wrapper)
+{
+    if (registered != NULL && holds_by_id(registered, wrapper, 0)) {
+        Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
 }
 
 static PyObject *
@@ -432,6 +529,21 @@ allow(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness tells the watch what was returned");
         return NULL;
     }
+    /* Only for a value a call returned: the checks (this frame) sent it by a registered GuardedFunction's
+     * call. The program can reach a GuardedFunction's checks (`send`) and tell them a value of its own
+     * was returned, handing out functions of its choosing (red-team round 57b). */
+    PyFrameObject *checks = PyEval_GetFrame();
+    PyFrameObject *sender = checks == NULL ? NULL : PyFrame_GetBack(checks);
+    int genuine = 0;
+    if (sender != NULL) {
+        PyObject *code = (PyObject *)PyFrame_GetCode(sender);
+        genuine = call_pausers != NULL && code == PyTuple_GET_ITEM(call_pausers, 0) && registered_frame(sender);
+        Py_DECREF(code);
+        Py_DECREF(sender);
+    }
+    if (!genuine) {
+        Py_RETURN_NONE;
+    }
     Py_ssize_t n = PyList_GET_SIZE(codes);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *code = PyList_GET_ITEM(codes, i);
@@ -459,6 +571,11 @@ keep(PyObject *module, PyObject *args)
     if (token == NULL || given != token || kept == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness keeps returned values");
         return NULL;
+    }
+    for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {
+        if (PyList_GET_ITEM(kept, i) == value) {
+            Py_RETURN_NONE;  /* (kept already: an object each of its methods' calls is walked with) */
+        }
     }
     if (PyList_Append(kept, value) < 0) {
         return NULL;
@@ -532,6 +649,11 @@ static PyMethodDef methods[] = {
     {"pause", pause_watch, METH_NOARGS,
      "pause(): a call pauser's frame, called by one of the callers, pauses the watch until it resumes."},
     {"resume", resume_watch, METH_NOARGS, "resume(): end the pause the calling frame stood."},
+    {"through", through, METH_O,
+     "through(method: bool) -> bool: a call pauser's frame asks whether its call goes straight on, unchecked."},
+    {"register", register_wrapper, METH_VARARGS,
+     "register(token, wrapper): a GuardedFunction of the harness's for a method of the program's."},
+    {"registered", is_registered, METH_O, "registered(obj) -> bool: whether the harness registered obj."},
     {"launch", launch, METH_O,
      "launch(coroutine): a pausing call pauser's frame tells the watch its call returned this coroutine."},
     {"fly", fly, METH_O, "fly(coroutine): a flight pauser pauses the watch while a launched coroutine flies."},

@@ -146,9 +146,9 @@ class Snapshot:
                     self.sealed_functions.append((where, func, state))
                     todo.extend((f"{where}.<cell>", held) for held in state[3] if _type(held) is _FUNCTION)
 
-    def add_module(self, name: str, module: types.ModuleType, mode: str, *, classes: bool = True) -> None:
-        """Watch `module`'s namespace in `mode`, and (`classes`) the namespaces and MROs of the classes it
-        defines (their `__module__` is `name`)."""
+    def add_module(self, name: str, module: types.ModuleType, mode: str) -> None:
+        """Watch `module`'s namespace in `mode`, and the namespaces and MROs of the classes it defines
+        (their `__module__` is `name`)."""
         if mode not in ("strict", "functions", "methods"):
             raise ValueError(f"unknown mode {mode!r}")
         namespace = getattr(module, "__dict__", None)
@@ -157,7 +157,7 @@ class Snapshot:
         self.modules.append((name, module))
         self.entries.append((name, namespace, dict(namespace), mode, None))
         self.versions.append(self._version(namespace))
-        for attr, value in list(namespace.items()) if classes else ():
+        for attr, value in list(namespace.items()):
             # Read through type's own descriptor: the test module also holds the program's objects,
             # whose class or metaclass could answer attribute reads with the program's code.
             if issubclass(type(value), type):
@@ -168,6 +168,13 @@ class Snapshot:
                     self.versions.append(self._version(_class_namespace(value)) if self.private else None)
                     self.class_mros.append((f"{name}.{attr}", value, _MRO(value)))
 
+
+    def add_namespace(self, label: str, namespace: dict, mode: str) -> None:
+        """Watch a namespace that is no module's (the builtins the tests' code runs with) in `mode`."""
+        if mode not in ("strict", "functions", "methods"):
+            raise ValueError(f"unknown mode {mode!r}")
+        self.entries.append((label, namespace, dict(namespace), mode, None))
+        self.versions.append(self._version(namespace))
 
     def _version(self, namespace: dict) -> tuple[Callable[[], int], int] | None:
         if not self.private or not _tags_readable():

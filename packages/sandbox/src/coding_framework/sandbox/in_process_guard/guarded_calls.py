@@ -6,21 +6,32 @@ from __future__ import annotations
 
 import builtins
 import collections.abc
+import sys
 import types
 from collections.abc import Callable
 
-from coding_framework.sandbox.in_process_guard.bindings import program_made, version_reader
+from coding_framework.sandbox.in_process_guard.bindings import program_made, str_keyed_copy, version_reader
+from coding_framework.sandbox.in_process_guard.outside_calls import AVAILABLE as _WATCHED
+from coding_framework.sandbox.in_process_guard.outside_calls import registered
 from coding_framework.sandbox.in_process_guard.returned_values import (
     _COMPARISONS,
+    _closes_over_library,
+    _program_classes,
     _untrusted_method,
     foreign_answerer,
+    guardable_attribute,
+    guardable_lineage,
+    guarded_name,
 )
 
 
 class GuardedFunction(tuple):
     # A program function as the tests see it: (function, check, error type, bound-method type,
     # BaseException, lazy types, _checked_items, type, pause, resume, collector on, collector off,
-    # coroutine type, CheckedCoroutine, StopIteration, launch, fly, land). A call pauses the watch on
+    # coroutine type, CheckedCoroutine, StopIteration, launch, fly, land, through, method?). A call that
+    # is not the tests' (outside_calls.through: the program's own code calling a method of its class
+    # that guard_class guarded, within its call; library code calling one, which the watch judges as
+    # if it called the method itself) goes straight on. A call of the tests' pauses the watch on
     # the tests' thread (outside_calls: the program's code may run here, in its own call), turns the
     # collector on for the call's length only (a collection in the tests' code ran a self-re-arming
     # finalizer of the program's garbage, which rewrote a list after its check: red-team round 28),
@@ -40,6 +51,8 @@ class GuardedFunction(tuple):
     __slots__ = ()
 
     def __call__(self, *args, **kwargs):
+        if self[18](self[19]):  # outside_calls.through: not the tests' call (the program's own, say)
+            return self[0](*args, **kwargs)
         self[1](("start", None, None))
         self[8]()
         try:  # (the watch resumes once the checks are done: they run none of the program's code)
@@ -197,7 +210,8 @@ def _checked_items(source, check, error, base_exception):
 
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
-                 thread_count, threads_before, outside, allow, keep, recheck, library_state, token):
+                 thread_count, threads_before, outside, allow, keep, recheck, library_state, token, method,
+                 light, guard_classes, at_start, at_end):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values, and the library state beside them
@@ -222,7 +236,13 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
 
     It holds each call's arguments until the next call: objects of the program's put among them (the
     test's temporary list) died as the call returned, and their `__del__` rewrote the checked value
-    before the test compared it. They now die here, before the next call's checks."""
+    before the test compared it. They now die here, before the next call's checks.
+
+    A `method`'s object (its first argument: what it was called on) is walked and kept with what it
+    returned: a method of the program's class, called on an object the test made, put `mock.ANY` in
+    the object's list, which the test then compared (before guard_class, such calls ran unguarded).
+    The classes the walk met whose methods are the program's and can be guarded (foreign_answerer's
+    `classes`) are guarded (`guard_classes`) before the test gets the value."""
     finding, held, started = None, None, None
     while True:
         how, result, arguments = yield finding
@@ -235,6 +255,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             # calls returned is walked again, before this call can change anything back.
             held = None
             recheck()
+            at_start()
             finding, started = None, builtins_version()
             continue
         if arguments is not None:
@@ -253,12 +274,25 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
                        "they could change the value after it is checked (join them, or shut their pool down, "
                        "before returning)")
             continue
-        functions = []
-        culprit = None if found else answerer(result, is_trusted, libraries, functions)
+        functions, classes, members = [], [], []
+        held_by = arguments[0][0] if method and arguments is not None and arguments[0] else None
+        put = None
+        if not found and how != "yielded":
+            put, found = at_end()
+        culprit = None if found else answerer(result, is_trusted, libraries, functions, classes, False,
+                                              members)
+        if not found and not culprit and held_by is not None:
+            # What the method was called on (leniently: what the program's methods run, the watch sees).
+            culprit = answerer(held_by, is_trusted, libraries, functions, classes, True, members)
+        if not found and not culprit and put:  # (globals the call set: the tests may never compare them)
+            culprit = answerer(put, is_trusted, libraries, None, classes, True, members)
         if not found and how == "yielded":
             found = library_state()  # (the bindings' check is too slow per item; this one is not)
         elif not found:
-            found = changes()
+            # (A method's call does not check the bindings, ~10 ms here: tests call methods by the
+            # thousand; they are checked at the next call of a function of the program's and after the
+            # test. The library state is.)
+            found = library_state() if light else changes()
             if not found and started is not None and builtins_version() != started:
                 # Tests patch builtins around a call, never within it: any change during the call,
                 # to any value, and even put back, is the program's (`abs = partial(min, key=...)`).
@@ -268,90 +302,362 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             continue
         finding = (f"sandbox: {name} {how} {culprit}; tests sharing the program's process compare only "
                    "values that cannot answer comparisons on the program's behalf") if culprit else None
+        if finding is None and (classes or members):
+            guard_classes(classes, members)
         if finding is None and how == "returned":
             if functions:
                 allow(token, functions)
             keep(token, result)
 
 
-def guard_calls(
-    namespace: dict, filename: str, changes: Callable[[], list[str]],
-    is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
-    libraries: tuple, controls: tuple,
-) -> None:
-    """Replace, in place, each function `namespace` defines in the program (`filename`), and each other
-    callable of the program's that a test may call (see _calls_program), by a GuardedFunction: when a
-    call returns or raises, the recorded bindings are checked (a patch the call left behind is found
-    before the test's assertions use it) and the returned value (or exception) may not carry the
-    program's special methods. Either finding raises, failing the test with an error that names it.
-    `harness_intact` runs first: the checks below it use this module's functions, which must be found
-    unchanged before they run. `libraries`: returned_values.library_types(), taken before the program
-    ran. `controls`: (thread_states.count, its value before the program was loaded, gc.enable,
-    gc.disable, outside_calls.pause, .resume, .ran, .allow, .launch, .fly, .land, .keep, a walk of the
-    kept values again (recheck_kept with what it needs), the library state's check, the watch's token),
-    all taken before the program ran."""
+def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Callable[[types.CodeType], bool],
+                harness_intact: Callable[[], list[str]], libraries: tuple, controls: tuple) -> tuple:
+    """What guard_calls and guard_module guard with: (guard, guard_classes, track, check), below.
+    `filename`: the program's. `changes`: the bindings check run when a call returns. `harness_intact`
+    runs first: the checks below it use this module's functions, which must be found unchanged before
+    they run. `libraries`: returned_values.library_types(), taken before the program ran. `controls`:
+    (thread_states.count, its value before the program was loaded, gc.enable, gc.disable,
+    outside_calls.pause, .resume, .ran, .allow, .launch, .fly, .land, .keep, a walk of the kept values
+    again (recheck_kept with what it needs), the library state's check, outside_calls.through,
+    .register, the watch's token), all taken before the program ran. Made once per job and held only
+    by the frames of the tests' thread and of the checks' generators.
+
+    - guard(label, callable, kind) -> GuardedFunction; `kind`: FUNCTION (a function of the program's
+      the tests call), CALLABLE (another callable the program bound: a library's, a mock), METHOD (a
+      method of a class of the program's: the object it was called on, its first argument, is walked
+      and kept with what it returns), CLASS_HELD (a staticmethod's or classmethod's function) or MEMBER
+      (a callable of the program's an object holds as an attribute). All but FUNCTION are lenient: a
+      call by library code goes straight on, judged by the watch as if it called the function itself;
+      METHOD, CLASS_HELD and MEMBER are registered with the watch (what the walk lets an object or a
+      class of the program's hold);
+    - guard_classes(classes, members=()): guard_class on the program's classes among `classes` and in
+      their MROs (and again at every call's end: a call can put its bare functions back), and guard
+      `members` (foreign_answerer's) where they are;
+    - track(view, module): keep the tests' view of the program's module (guard_module) and the
+      program's module in step at each call; track(tests) (one namespace): walk what a call of the
+      program's changed in the test module's namespace, and refuse callables or builtins' names it
+      added there (`len = partial(next, repeat(mock.ANY))` answered the test's `len`);
+    - check(values) -> the walk's finding on `values`, or None."""
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
     (thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, launch, fly,
-     land, keep, recheck, library_state, token) = controls
+     land, keep, recheck, library_state, through, register, token) = controls
+    views, tests, builtin_names = [], [], frozenset(builtins.__dict__)
+    missing = object()
+
+    def guard(label: str, function: object, kind: str) -> GuardedFunction:
+        checks = _call_checks(label, changes, harness_intact, foreign_answerer, is_trusted, libraries,
+                              builtins_version, thread_count, threads_before, outside, allow, keep,
+                              recheck, library_state, token, kind is METHOD, kind in _LIGHT, guard_classes,
+                              at_start, at_end)
+        next(checks)
+        wrapper = GuardedFunction((function, checks.send, builtins.RuntimeError, types.MethodType,
+                                   builtins.BaseException, _LAZY, _checked_items, builtins.type,
+                                   pause, resume, collector_on, collector_off,
+                                   types.CoroutineType, CheckedCoroutine, builtins.StopIteration,
+                                   launch, fly, land, through, kind is not FUNCTION))
+        register(token, wrapper)  # (every one: the walk and the watch tell the harness's by it)
+        return wrapper
+
+    guarded = {}  # id -> each class of the program's guard_class guarded
+
+    def guard_classes(classes: list, members: list = ()) -> None:
+        if not _WATCHED:  # (guarded methods need the watch's `through`: without it, none are)
+            return
+        for cls in classes:
+            for klass in _program_classes(cls, is_trusted):
+                guard_class(klass, guard, is_trusted)
+                guarded[id(klass)] = klass
+        for namespace, name, value in members:
+            if namespace.get(name) is value:
+                if type(value) is types.MethodType:  # (its object walked with what it returns, as a method's)
+                    namespace[name] = types.MethodType(guard(name, value.__func__, METHOD), value.__self__)
+                else:
+                    namespace[name] = guard(name, value, MEMBER)
+
+    def track(namespace: dict, module: dict | None = None) -> None:
+        if module is None:
+            tests.append([namespace, dict(namespace)])
+        else:
+            views.append([namespace, module, dict(namespace), dict(module)])
+
+    def at_start() -> None:
+        # What the test set on the view since the last call reaches the program's module (its patches).
+        for entry in views:
+            view, module, last_view, _last_module = entry
+            now = str_keyed_copy(view)
+            if now is None:
+                continue  # (found as the call returns)
+            for name, value in now.items():
+                if value is not last_view.get(name, missing) and not name.startswith("__"):
+                    if _needs_guard(value, filename, is_trusted) is FUNCTION:
+                        # (No test's patch: the program's own function, put there by the program, which
+                        # can reach the view and these checks. Undone.)
+                        if name in last_view:
+                            view[name] = now[name] = last_view[name]
+                        else:
+                            del view[name], now[name]
+                        continue
+                    module[name] = value[0] if registered(value) else value
+            for name in last_view:
+                if name not in now and not name.startswith("__"):
+                    module.pop(name, None)
+            entry[2], entry[3] = now, dict(module)
+        for entry in tests:
+            entry[1] = dict(entry[0])
+
+    def at_end() -> tuple[list, list[str]]:
+        """(values the call put in the namespaces, to walk; findings). The classes guarded so far are
+        guarded again (what the call put back bare in them)."""
+        for klass in list(guarded.values()):
+            guard_class(klass, guard, is_trusted)
+        values, found = [], []
+        for entry in views:
+            view, module, last_view, last_module = entry
+            now, program_now = str_keyed_copy(view), str_keyed_copy(module)
+            if now is None or program_now is None:
+                found.append("the program's module, or the tests' view of it, holds a key that is not a str")
+                continue
+            # What the call set on the view itself is undone; what it set in its module reaches the view.
+            for name, value in now.items():
+                if value is not last_view.get(name, missing):
+                    if name in last_view:
+                        view[name] = last_view[name]
+                    else:
+                        del view[name]
+            for name in last_view:
+                if name not in now:
+                    view[name] = last_view[name]
+            for name, value in program_now.items():
+                if value is last_module.get(name, missing) or name.startswith("__"):
+                    continue
+                kind = _needs_guard(value, filename, is_trusted)
+                if kind is not None:
+                    view[name] = guard(name, value, kind)
+                else:
+                    view[name] = value
+                    values.append(value)
+            for name in last_module:
+                if name not in program_now and not name.startswith("__"):
+                    view.pop(name, None)
+            entry[2], entry[3] = dict(view), program_now
+        for entry in tests:
+            namespace, before = entry
+            now = str_keyed_copy(namespace)
+            if now is None:
+                found.append("the test module holds a key that is not a str")
+                continue
+            for name, value in now.items():
+                old = before.get(name, missing)
+                if value is old:
+                    continue
+                if old is missing and (name in builtin_names or callable(value)):
+                    found.append(f"test_solution.{name} was added")
+                else:
+                    values.append(value)
+            entry[1] = now
+        return values, found
+
+    def check(values: list) -> str | None:
+        classes, members = [], []
+        culprit = foreign_answerer(values, is_trusted, libraries, None, classes, True, members)
+        if culprit is None:
+            guard_classes(classes, members)
+        return culprit
+
+    return guard, guard_classes, track, check
+
+
+def guard_calls(namespace: dict, filename: str, is_trusted: Callable[[types.CodeType], bool],
+                guards: tuple) -> None:
+    """Replace, in place, each function `namespace` defines in the program (`filename`), and each other
+    callable of the program's that a test may call (_needs_guard), by a GuardedFunction (`guards`:
+    make_guards'): when a call returns or raises, the recorded bindings are checked (a patch the call
+    left behind is found before the test's assertions use it) and the returned value (or exception)
+    may not carry the program's special methods. Either finding raises, failing the test with an error
+    that names it. The methods of the program's classes in `namespace` are guarded too, in their
+    classes (guard_class)."""
+    guard, guard_classes, _track, _check = guards
+    foreign = foreign_modules({name: value for name, value in namespace.items() if type(name) is str})
+    if foreign:
+        raise RuntimeError(foreign)
+    classes = []
     for name, value in list(namespace.items()):
-        if _calls_program(value, filename, is_trusted):
-            checks = _call_checks(name, changes, harness_intact, foreign_answerer, is_trusted, libraries,
-                                  builtins_version, thread_count, threads_before, outside, allow, keep,
-                                  recheck, library_state, token)
-            next(checks)
-            namespace[name] = GuardedFunction((value, checks.send, builtins.RuntimeError, types.MethodType,
-                                               builtins.BaseException, _LAZY, _checked_items, builtins.type,
-                                               pause, resume, collector_on, collector_off,
-                                               types.CoroutineType, CheckedCoroutine, builtins.StopIteration,
-                                               launch, fly, land))
+        if issubclass(type(value), type):
+            classes.append(value)
+        kind = _needs_guard(value, filename, is_trusted)
+        if kind is not None:
+            namespace[name] = guard(name, value, kind)
+    guard_classes(classes)
+
+
+FUNCTION, CALLABLE, METHOD, CLASS_HELD, MEMBER = "function", "callable", "method", "class-held", "member"
+_LIGHT = frozenset({METHOD, CLASS_HELD, MEMBER})
+
+
+def _needs_guard(value: object, filename: str, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
+    """How a value the program bound is guarded where the tests see it (make_guards' kinds), or None:
+    FUNCTION when calling it runs the program's code (_calls_program); CALLABLE for any other callable
+    but a class, a module, a Python function of a library and a built-in function of a module (what the
+    tests could import themselves): a mock told to return `mock.ANY`, `partial(next, repeat(ANY))`, a
+    bound method; what they return is walked as the program's functions' is."""
+    if _calls_program(value, filename, is_trusted):
+        return FUNCTION
+    kind = type(value)
+    if not callable(value) or issubclass(kind, type) or kind is types.ModuleType or registered(value):
+        return None
+    if kind is types.FunctionType and not value.__closure__:
+        return None  # (a library's: one of the program's is _calls_program's; a closure holds what it runs)
+    if kind is types.BuiltinFunctionType and type(value.__self__) is types.ModuleType:
+        return None
+    return CALLABLE
+
+
+def guard_class(cls: type, guard: Callable, is_trusted: Callable[[types.CodeType], bool],
+                seen: set | None = None) -> None:
+    """Make GuardedFunctions, in place, of the methods of the program's class `cls` that a test may call
+    (returned_values.guarded_name: any but a special method, and GUARDED_SPECIAL_METHODS): its functions
+    that run the program's code, also in a staticmethod, classmethod or property. A test calling one
+    (on an object it made, or one a call returned) then makes a call of the program's, checked as
+    `task_func`'s are, with the object it was called on (before, it ran unguarded: a method that put
+    `mock.ANY` in the object's list passed the test comparing it). The program's own code calling them
+    within its calls goes straight on (outside_calls.through). Classes the program's classes hold are
+    guarded too."""
+    seen = set() if seen is None else seen
+    namespace = str_keyed_copy(_CLASS_DICT(cls))
+    if id(cls) in seen or namespace is None or not guardable_lineage(cls, is_trusted):
+        # (A class holding a name that is no str is refused by the walk: a lookup runs its `__eq__`. One
+        # deriving from a library's Python class is left bare, and refused as a value, as before: the
+        # library's own methods call the program's where no test started a call, round 57b.)
+        return
+    seen.add(id(cls))
+    label = _QUALNAME(cls)
+    for name, attr in namespace.items():
+        if issubclass(type(attr), type):
+            for klass in _program_classes(attr, is_trusted):
+                guard_class(klass, guard, is_trusted, seen)
+            continue
+        if not guarded_name(name):
+            continue
+        guarded = _guarded_attribute(attr, f"{label}.{name}", guard, is_trusted)
+        if guarded is not None:
+            type.__setattr__(cls, name, guarded)
+
+
+def _guarded_attribute(attr: object, label: str, guard: Callable,
+                       is_trusted: Callable[[types.CodeType], bool]) -> object | None:
+    """What guard_class puts in place of a class attribute, or None to leave it."""
+    def runs_program(func: object) -> bool:
+        return type(func) is types.FunctionType and (not is_trusted(func.__code__)
+                                                    or not _closes_over_library(func, is_trusted))
+
+    kind = type(attr)
+    if kind is types.FunctionType:
+        return guard(label, attr, METHOD) if runs_program(attr) else None
+    if kind is staticmethod or kind is classmethod:
+        func = attr.__func__
+        if runs_program(func) or (kind is staticmethod and _other_callable(func)):
+            return kind(guard(label, func, CLASS_HELD))
+        return None
+    if _other_callable(attr) and not label.endswith("__"):
+        # A callable that is no descriptor is handed out as it is (`peek = partial(getattr, mock, "ANY")`,
+        # round 57b): guarded so, unbound. (As a special method, `__getitem__ = [x].__getitem__`, the
+        # walk refuses it: _callable_special_method.)
+        return staticmethod(guard(label, attr, MEMBER))
+    if kind is property:
+        parts = (attr.fget, attr.fset, attr.fdel)
+        if not any(runs_program(part) for part in parts) or not guardable_attribute("property", attr):
+            return None
+        return property(*(guard(label, part, METHOD) if runs_program(part) else part for part in parts),
+                        attr.__doc__)
+    return None
+
+
+def _other_callable(value: object) -> bool:
+    """A callable that is neither a function, a class, a descriptor (it binds or computes: a
+    partialmethod, a cached_property, judged by the walk) nor a GuardedFunction of the harness's."""
+    kind = type(value)
+    return (callable(value) and kind is not types.FunctionType and not issubclass(kind, type)
+            and not hasattr(kind, "__get__") and not registered(value))
+
+
+_QUALNAME = type.__dict__["__qualname__"].__get__
+_CLASS_DICT = type.__dict__["__dict__"].__get__
 
 
 _LAZY = (types.GeneratorType, map, filter)
 
 
-class ProgramView(types.ModuleType):
-    """The program's module as the tests import it (`from solution import f`, `import solution`,
-    `mock.patch("solution.f")`): a module of its own in `sys.modules`, holding what the program's module
-    held when it had loaded, with each callable of the program's a GuardedFunction (guard_module). The
-    program's own code keeps its module and calls its functions unguarded (recursion keeps its depth).
-    Before 0.3.1 the tests imported the program's module itself: `from solution import task_func` gave
-    them the bare function, and a program returning `unittest.mock.ANY` passed `assertEqual`.
+class TestsImport(tuple):
+    # The tests' `__import__` (in the builtins their module runs with: guard_module): (the tests' view
+    # of the program's module, its name, the interpreter's `__import__`). `from solution import f` and
+    # `import solution` in the tests' code get the view; everything else, the program's own code,
+    # pickle and mock.patch("solution.helper") included, imports as ever (the program's module stays
+    # in sys.modules: pickling the program's functions, as a multiprocessing pool does, finds them
+    # there). A tuple, reading no global: nothing reachable from it can be rewritten in place.
+    __slots__ = ()
 
-    What a test sets on it (a patch) is also set in the program's module, so that the program's own
-    lookups see the test's mock; a GuardedFunction put back is put back as the function it guards. A
-    subclass made per job holds that module's namespace (`_program`); nothing here decides what the
-    tests read, which is this module's own namespace, watched by the bindings checks like the test
-    module's (suite_runner)."""
-
-    def __setattr__(self, name, value):
-        _set_module_attribute(self, name, value)
-        if type(name) is str and not name.startswith("__"):
-            type(self)._program[name] = value[0] if type(value) is GuardedFunction else value
-
-    def __delattr__(self, name):
-        _delete_module_attribute(self, name)
-        if type(name) is str and not name.startswith("__"):
-            type(self)._program.pop(name, None)
+    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and type(name) is str and name == self[1]:
+            return self[0]
+        return self[2](name, globals, locals, fromlist, level)
 
 
-_set_module_attribute, _delete_module_attribute = types.ModuleType.__setattr__, types.ModuleType.__delattr__
-_module_namespace = types.ModuleType.__dict__["__dict__"].__get__
-
-
-def guard_module(module: types.ModuleType, filename: str, changes: Callable[[], list[str]],
-                 is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
-                 libraries: tuple, controls: tuple) -> ProgramView:
-    """The tests' view of the program's module (ProgramView): its str-keyed names (a key of the
-    program's class runs its `__eq__` in lookups), each callable of the program's guarded as
-    guard_calls guards the test module's (the same arguments)."""
-    namespace = {name: value for name, value in _module_namespace(module).items() if type(name) is str}
-    guard_calls(namespace, filename, changes, is_trusted, harness_intact, libraries, controls)
-    view_class = type(module.__name__, (ProgramView,), {"_program": _module_namespace(module),
-                                                        "__module__": __name__})
-    view = view_class(module.__name__)
+def guard_module(module: types.ModuleType, filename: str, is_trusted: Callable[[types.CodeType], bool],
+                 guards: tuple, tests: dict) -> types.ModuleType:
+    """The tests' view of the program's module, a module of its own that `from solution import ...` and
+    `import solution` hand the tests' code (TestsImport, put in the builtins `tests`, the test module's
+    namespace, runs with): the program's str-keyed names, each callable of the program's guarded as
+    guard_calls guards the test module's (`guards`: make_guards'). Before, tests importing the program got
+    its module itself, whose functions no guard wrapped: a program returning `unittest.mock.ANY` passed
+    `assertEqual`. The view and the program's module are kept in step at each call of the program's
+    (make_guards' `at_start`, `at_end`): what a test set on the view (`mock.patch.object(solution,
+    "helper")`) is set in the program's module as the call starts; what the call set in the program's
+    module reaches the view as it returns (callables guarded, data walked), and what it set on the view
+    itself is undone. Raises RuntimeError when a value the program's module holds fails the walk."""
+    # (Not the names of builtins: `from solution import *` would put the program's `all = bool` in the
+    # tests' module, as the test module's copy of the program's names leaves them out: round 57b.)
+    namespace = {name: value for name, value in _module_namespace(module).items()
+                 if type(name) is str and (not name.startswith("__") or name in _MODULE_DATA)
+                 and name not in _BUILTIN_NAMES}
+    guard, _guard_classes, track, check = guards
+    foreign = foreign_modules(namespace)
+    if foreign:
+        raise RuntimeError(foreign)
+    for name, value in list(namespace.items()):
+        kind = _needs_guard(value, filename, is_trusted)
+        if kind is not None:
+            namespace[name] = guard(name, value, kind)
+    culprit = check([value for value in namespace.values() if type(value) is not GuardedFunction])
+    if culprit:
+        raise RuntimeError(f"sandbox: the program's module holds {culprit}; tests sharing the program's "
+                           "process compare only values that cannot answer comparisons on the program's "
+                           "behalf")
+    view = types.ModuleType(module.__name__)
     _module_namespace(view).update(namespace)
+    track(_module_namespace(view), _module_namespace(module))
+    builtins_copy = dict(builtins.__dict__)
+    builtins_copy["__import__"] = TestsImport((view, module.__name__, builtins.__import__))
+    tests["__builtins__"] = builtins_copy
     return view
+
+
+_MODULE_DATA = frozenset({"__doc__", "__file__", "__all__"})  # (not __spec__, __loader__: the program's)
+_BUILTIN_NAMES = frozenset(builtins.__dict__)
+
+
+def foreign_modules(namespace: dict) -> str | None:
+    """A finding when a name of `namespace` (the program's) is bound to a module that is not the one
+    imported under its name (sys.modules): tests that use the program's `np` without importing numpy
+    ran its look-alike's `testing.assert_array_equal = slice` (red-team round 57b); else None."""
+    for name, value in namespace.items():
+        if type(value) is types.ModuleType:
+            module_name = _module_namespace(value).get("__name__")
+            if type(module_name) is not str or sys.modules.get(module_name) is not value:
+                return (f"sandbox: the program binds {name} to a module that is not the one imported under "
+                        "its name (the tests may use it as that module)")
+    return None
+_module_namespace = types.ModuleType.__dict__["__dict__"].__get__
 
 
 _NEW, _CALL = frozenset({"__new__"}), frozenset({"__call__"})

@@ -55,7 +55,10 @@ try:
         pause,
         paused,
         ran,
+        register,
+        registered,
         resume,
+        through,
         watch,
     )
 except ImportError:  # (no compiler when the package was installed: see the module docstring)
@@ -68,8 +71,14 @@ except ImportError:  # (no compiler when the package was installed: see the modu
     def _nothing(*unused: object) -> None:
         return None
 
-    allow = changed = drop_unheld = fly = keep = land = launch = pause = resume = _nothing
+    allow = changed = drop_unheld = fly = keep = land = launch = pause = register = resume = _nothing
     ran = change_found = _nothing
+
+    def through(method: bool) -> bool:
+        return False
+
+    def registered(obj: object) -> bool:
+        return False
 
     def paused() -> int:
         return 0
@@ -80,7 +89,8 @@ else:
     AVAILABLE = True
 
 __all__ = ["AVAILABLE", "RECENT", "allow", "change_found", "changed", "drop_unheld", "fly", "keep", "kept",
-           "land", "launch", "pause", "paused", "ran", "recheck_kept", "resume", "watch"]
+           "land", "launch", "pause", "paused", "ran", "recheck_kept", "register", "registered", "resume",
+           "through", "watch"]
 
 # How many of the most recently returned values a call's start walks again (a test's end walks them
 # all): what the test compares is what its latest calls returned, and a test collecting a thousand

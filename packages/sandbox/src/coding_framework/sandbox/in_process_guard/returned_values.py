@@ -25,6 +25,8 @@ import typing
 import weakref
 from collections.abc import Callable
 
+from coding_framework.sandbox.in_process_guard.outside_calls import registered
+
 # Special methods the trusted tests' comparisons, conversions and checks call on a value: a value whose
 # class (or metaclass) takes one of these from the program's code could answer a test with the
 # program's logic (an `__eq__` that is always true).
@@ -37,6 +39,16 @@ ANSWERING_METHODS = frozenset({
     "__repr__", "__format__", "__instancecheck__", "__subclasscheck__", "__class__", "__dir__",
     "__fspath__", "__enter__", "__exit__", "__del__", "__missing__",
 })
+# Special methods of the program's classes that guard_class (guarded_calls) makes GuardedFunctions of,
+# besides every method not named as a special method: what a test's own code asks of an object it holds
+# (`len(x)`, `iter(x)`, `x[0]`, `str(x)`, making one), whose answers it must then compare, so that a
+# forgery needs the answer. Not the comparisons and conversions (an always-equal object), `__contains__`
+# (in everything), `__bool__`, `__exit__` (swallowing the test's failures), ...: those stay refused.
+GUARDED_SPECIAL_METHODS = frozenset({
+    "__init__", "__call__", "__len__", "__iter__", "__next__", "__reversed__", "__getitem__",
+    "__setitem__", "__delitem__", "__repr__", "__str__", "__format__",
+})
+_UNGUARDED_ANSWERING = ANSWERING_METHODS - GUARDED_SPECIAL_METHODS
 MAX_WALK = 500_000
 """Objects other than ints, floats, strings, bytes, bools and None looked at per returned value; a
 value holding more is refused as too large to check (never passed unlooked-at). A matplotlib Axes
@@ -56,6 +68,7 @@ _dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.
 _MRO = type.__dict__["__mro__"].__get__
 _QUALNAME = type.__dict__["__qualname__"].__get__
 _is, _repeat, _sum = operator.is_, itertools.repeat, builtins.sum
+_registered = registered  # (outside_calls: the GuardedFunctions guard_class made)
 
 
 def _ids(kinds) -> frozenset[int]:
@@ -78,13 +91,24 @@ _FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types
 
 def foreign_answerer(
     value: object, is_trusted: Callable[[types.CodeType], bool], libraries: tuple | None = None,
-    functions: list | None = None,
+    functions: list | None = None, classes: list | None = None, program_code_seen: bool = False,
+    members: list | None = None,
 ) -> str | None:
     """What in `value` (walking containers, numpy object arrays (numpy's types in `libraries`, see
     library_types), pandas containers and what instances of Python classes hold, the program's and
     libraries' alike) has a class or metaclass that takes an ANSWERING_METHODS method from untrusted
     code, or is a library object told to equal anything; None if nothing. `functions`, if given, gets
-    the code of every function met (what library objects in the value may call: outside_calls)."""
+    the code of every function met (what library objects in the value may call: outside_calls).
+    `classes`, if given, gets the classes of the objects met whose only methods of the program's are
+    such as guard_class makes GuardedFunctions of (_guardable), which are then not refused here: the
+    caller guards them before the test gets the value (a walk without `classes` refuses them until
+    then). `members`, if given, gets (namespace, name, callable) for each callable of the program's
+    (_program_member) that an object of the program's class or a SimpleNamespace holds as an attribute:
+    the caller guards it there (`self.go = types.MethodType(_go, self)` escaped guard_class). With
+    `program_code_seen`, methods of the program's (answering or not) are not refused: for
+    values the tests may never compare (the program's globals), where the watch (outside_calls) finds
+    such a method run outside a call, and guard_class guards those a test calls by name; what runs no
+    code of the program's (a library object equal to anything) still is."""
     libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
     walked, weak_proxies, inside = [], [], []  # looked at; weakref proxies among it; see the loop
@@ -106,22 +130,33 @@ def foreign_answerer(
         budget -= 1
         seen.add(_id(item))
         walked.append(item)
+        if _FLAGS(kind) & _HEAP_TYPE and _registered(item):
+            continue  # (a GuardedFunction of the harness's: what it calls is guarded)
         if kind is _FUNCTION and functions is not None:
             _functions_held(item, functions)
         known = facts.get(_id(kind))
         if known is None:
             known = facts[_id(kind)] = _class_facts(kind, is_trusted, libraries)
+            if known.guardable and classes is not None:
+                classes.append(kind)
+        # (Its methods are guarded before the test's turn, or the watch sees them run.)
+        guarded = (known.guardable and classes is not None) or program_code_seen
         # First the program's code anywhere in the class (before any state of the value is read), then
         # library objects told what to answer, then comparison methods that answer anything without
         # the program's code (a genuine mock's are mock objects and proxies, judged by the second).
-        culprit = (known.answering
+        culprit = ((None if guarded else known.answering)
                    or (known.maybe_permissive and _permissive_library_value(item, kind))
-                   or known.comparison
+                   or (known.comparison_unseen if program_code_seen else known.comparison)
                    or (known.layout[1] is not None
                        and _method_set_on_instance(item, kind, is_trusted, known.layout))
                    or known.special)
         if culprit:
             return culprit
+        if known.program_method and not guarded and _any(known.shape[0] is shape for shape in _CONTAINERS):
+            # (Of a list, dict or UserList subclass too: UserList's own `__eq__` called the program's
+            # `_UserList__cast`, which made the list equal itself, round 57b.)
+            return (f"a {_QUALNAME(kind)} whose {known.program_method} is the program's (a test, or the "
+                    "library's own methods, calling it runs the program's code)")
         # What the program's classes hold as class attributes: a library comparison a class of the
         # program's copies (UserList's or Fraction's `__eq__`) reads `self.data` or `self._numerator`,
         # found on the class when the instance has none (red-team round 21).
@@ -148,9 +183,11 @@ def foreign_answerer(
             # object: the tests read a genuine matplotlib Axes' line data through its own getters,
             # `ax.lines[0].get_ydata()`, which hand out what the program set there (red-team round 22).
             # (A class made in C cannot take a Python comparison: its namespace cannot be written.)
-            if known.program_method:
+            if known.program_method and not guarded:
                 return (f"a {_QUALNAME(kind)} whose {known.program_method} is the program's (a test reading "
                         "it runs the program's code)")
+            if members is not None and (known.guardable or kind is _NAMESPACE or known.program_class):
+                _program_members(item, kind, known.layout, is_trusted, members)
             (inside if known.pandas_object else out).extend(_instance_state(item, kind, known.layout))
         elif shape is _AS_ARRAY:
             if detail is None:
@@ -247,6 +284,7 @@ class _ClassFacts(typing.NamedTuple):
     answering: str | None  # an ANSWERING_METHODS method of the program's (_class_culprit)
     maybe_permissive: bool  # a class of mock's or pytest's whose instances may be told what to answer
     comparison: str | None  # a comparison that answers anything (none asked of a genuine mock)
+    comparison_unseen: str | None  # one of those that is no function of the program's
     special: str | None  # a built-in or bound special method in a class of the program's
     class_data: list  # the data attributes of the program's classes in the MRO (_class_data)
     program_method: str | None  # a method of the program's in a Python class (construction aside)
@@ -258,6 +296,8 @@ class _ClassFacts(typing.NamedTuple):
     pandas_object: bool  # a class of pandas' (_pandas_made): what it holds is walked from `inside`
     truth_refused: bool  # its `__bool__` is refuse_array_truth's (a pandas array's, once guarded)
     pandas_array: bool  # pandas' own ExtensionArray class (_pandas_made, or known before the program ran)
+    guardable: bool  # a class of the program's whose methods guard_class would guard, not all guarded yet
+    program_class: bool  # a class of the program's (_program_classes holds it)
 
 
 def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
@@ -265,22 +305,28 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
         if not all_exact_str(_CLASS_DICT(klass)):
             refused = (f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)} holds a name that is not a str (a "
                        "lookup on it runs the program's code)")
-            return _ClassFacts(refused, False, None, None, [], None, ([], None, {}, {}), (_AS_NOTHING, None),
-                               False, None, (), False, False, False)
+            return _ClassFacts(refused, False, None, None, None, [], None, ([], None, {}, {}),
+                               (_AS_NOTHING, None), False, None, (), False, False, False, False, False)
     own = _program_classes(kind, is_trusted)
     shape = _shape(kind, is_trusted, libraries)
-    comparison, mock = None, _genuine_mock(kind, is_trusted)
+    comparison, comparison_unseen, mock = None, None, _genuine_mock(kind, is_trusted)
     if not mock:
         comparison = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
+        # (Not the program's own comparison functions: what answers anything with no code to watch.)
+        comparison_unseen = comparison and _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True,
+                                                          program_code_seen=True)
+    answering = _class_culprit(kind, is_trusted, ANSWERING_METHODS, comparisons=False)
+    # (A genuine mock's per-object subclass holds mock's own closures: judged by what it was told.)
+    program_method = (_program_method(kind, is_trusted, () if mock else own)
+                      if _FLAGS(kind) & _HEAP_TYPE else None)
     return _ClassFacts(
-        answering=_class_culprit(kind, is_trusted, ANSWERING_METHODS, comparisons=False),
+        answering=answering,
         maybe_permissive=_may_be_permissive(kind),
         comparison=comparison,
+        comparison_unseen=comparison_unseen,
         special=_callable_special_method(kind, own),
         class_data=_class_data(own),
-        # (A genuine mock's per-object subclass holds mock's own closures: judged by what it was told.)
-        program_method=(_program_method(kind, is_trusted, () if mock else own)
-                        if _FLAGS(kind) & _HEAP_TYPE else None),
+        program_method=program_method,
         layout=_layout(kind),
         shape=shape,
         heap=_FLAGS(kind) & _HEAP_TYPE != 0,
@@ -290,7 +336,78 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
         truth_refused=_layout(kind)[3].get("__bool__") is _ambiguous_truth,
         pandas_array=shape[0] is _AS_EXTENSION_ARRAY and (
             _pandas_made(kind, is_trusted) or _any(kind is known for known in libraries[1])),
+        guardable=bool((answering or program_method) and own and not mock
+                       and _guardable(kind, is_trusted, own)),
+        program_class=_any(kind is mine for mine in own),
     )
+
+
+def _program_members(item: object, kind: type, layout: tuple, is_trusted: Callable[[types.CodeType], bool],
+                     members: list) -> None:
+    """Add to `members` (namespace, name, value) for each attribute of `item` (an object of the
+    program's class, or a SimpleNamespace) that is a callable of the program's: a function of its, or a
+    bound method, partial or staticmethod over one (_unwrap)."""
+    # (A SimpleNamespace keeps its dict in C, with no getset: its own reducer hands out that dict.)
+    own = _NAMESPACE_REDUCE(item)[2] if kind is _NAMESPACE else _instance_dict(item, kind, layout)
+    if _type(own) is not _DICT or not all_exact_str(own):
+        return
+    for name, value in own.items():
+        func, _ = _unwrap(value)
+        if _type(func) is _FUNCTION and not is_trusted(func.__code__) and not _registered(value):
+            members.append((own, name, value))
+
+
+def _guardable(kind: type, is_trusted: Callable[[types.CodeType], bool], own: list[type]) -> bool:
+    """Whether every method of the program's on an object of `kind` that a test could run sits in a
+    class of the program's (`own`) as guard_class makes a GuardedFunction of (guardable_attribute), or
+    is one already: no comparison, conversion or other special method of the program's that stays
+    refused (_UNGUARDED_ANSWERING), and none in a class a trusted module made. Every class in the MRO
+    is the program's or made in C: a library's Python class calls its own methods on the object where
+    the watch lets library code call handed-out functions (UserList's `__eq__` called the program's
+    `_UserList__cast`, which made the list equal itself: round 57b)."""
+    if not guardable_lineage(kind, is_trusted):
+        return False
+    if _class_culprit(kind, is_trusted, _UNGUARDED_ANSWERING, comparisons=False) is not None:
+        return False
+
+    def guardable(klass: type, name: object, attr: object) -> bool:
+        return _any(klass is mine for mine in own) and guardable_attribute(name, attr)
+
+    return _program_method(kind, is_trusted, own, allowed=guardable) is None
+
+
+def guardable_lineage(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether every class in `kind`'s MRO is the program's or made in C (_guardable): guard_class
+    guards only such classes."""
+    own = _program_classes(kind, is_trusted)
+    return _all(not _FLAGS(klass) & _HEAP_TYPE or _any(klass is mine for mine in own) for klass in _MRO(kind))
+
+
+def guarded_name(name: object) -> bool:
+    """Whether guard_class guards a method of this name: any but a special method's, and those of
+    GUARDED_SPECIAL_METHODS."""
+    return _type(name) is str and (not (_starts(name, "__") and name.endswith("__"))
+                                   or name in GUARDED_SPECIAL_METHODS)
+
+
+def guardable_attribute(name: object, attr: object) -> bool:
+    """Whether guard_class can guard the class attribute `name` (guarded_name): a function, a
+    staticmethod or classmethod of one, or a property (exactly) whose getter, setter and deleter are
+    functions or None; or a GuardedFunction the harness registered (outside_calls.registered), also
+    held so."""
+    if not guarded_name(name):
+        return False
+    kind = _type(attr)
+    if kind is staticmethod or kind is classmethod:
+        attr = _HOLDER_READ[_id(kind)](attr)
+        kind = _type(attr)
+    if kind is property:
+        parts = (_PROPERTY_PART[0](attr), _PROPERTY_PART[1](attr), _PROPERTY_PART[2](attr))
+        return _all(part is None or _type(part) is _FUNCTION or _registered(part) for part in parts)
+    return kind is _FUNCTION or _registered(attr)
+
+
+_PROPERTY_PART = (property.fget.__get__, property.fset.__get__, property.fdel.__get__)
 
 
 # How the walk reads an instance of a class (_shape), compared by identity.
@@ -347,6 +464,8 @@ def _shape(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: 
 
 
 _NAMESPACE = types.SimpleNamespace
+_CONTAINERS = (_AS_DICT, _AS_SEQUENCE, _AS_DELEGATING)  # (shapes whose program methods _shape does not judge)
+_NAMESPACE_REDUCE = types.SimpleNamespace.__reduce__
 _BUILTIN_METHOD, _MODULE_TYPE = types.BuiltinMethodType, types.ModuleType
 _BUILTIN_SELF = types.BuiltinMethodType.__dict__["__self__"].__get__
 _BUILTIN_NAME = types.BuiltinMethodType.__dict__["__name__"].__get__
@@ -381,9 +500,10 @@ _ANSWERING_CALLABLES = _ids((types.BuiltinFunctionType, types.MethodType, types.
 
 
 def _class_data(own: list[type]) -> list:
-    """The data attributes of the program's classes `own` (_program_classes)."""
+    """The data attributes of the program's classes `own` (_program_classes); not the GuardedFunctions
+    guard_class put there (registered)."""
     return [value for klass in own for value in _namespace(klass).values()
-            if not _issubclass(_type(value), _NOT_CLASS_DATA)]
+            if not _issubclass(_type(value), _NOT_CLASS_DATA) and not _registered(value)]
 
 
 def _foreign_subclass(kind: type, base: type | None, package: str, is_trusted) -> bool:
@@ -405,13 +525,16 @@ def _made_in(klass: type, package: str, is_trusted) -> bool:
 
 
 def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool],
-                    own: list[type] = ()) -> str | None:
+                    own: list[type] = (), allowed: Callable[[type, object, object], bool] | None = None,
+                    ) -> str | None:
     """A method, property or other descriptor of the program's in a class no trusted module made
     (construction aside): what a test calls or reads on such an object runs the program's code. In the
     program's classes (`own`: _program_classes(kind)) also a library function holding a closure, and
     any other callable but a class: what they run is what they hold, the program's choice
     (`functools.lru_cache` or `singledispatch` of the program's function: red-team round 25), unless
-    the closure holds only trusted functions and plain data (dataclasses' `__repr__` wrapper)."""
+    the closure holds only trusted functions and plain data (dataclasses' `__repr__` wrapper). Not a
+    GuardedFunction the harness registered (guard_class), nor what `allowed(class, name, attribute)`
+    lets through."""
     for klass in _MRO(kind):
         if klass is _OBJECT:
             continue
@@ -419,7 +542,11 @@ def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool],
         for name, attr in _namespace(klass).items():
             if name in _CONSTRUCTION or name == "__init_subclass__":
                 continue
+            if allowed is not None and allowed(klass, name, attr):
+                continue
             func, _ = _unwrap(attr)
+            if _registered(func):
+                continue
             if _type(func) is _FUNCTION:
                 if not is_trusted(func.__code__) or (programs and not _closes_over_library(func, is_trusted)):
                     return f"{_QUALNAME(klass)}.{name}"
@@ -609,10 +736,11 @@ def _push(todo: list, items) -> None:
 
 
 def _class_culprit(kind: type, is_trusted: Callable[[types.CodeType], bool], names: frozenset[str], *,
-                   comparisons: bool) -> str | None:
+                   comparisons: bool, program_code_seen: bool = False) -> str | None:
     """The reason to refuse a value of class `kind`, from `_untrusted_method` on it and its metaclass."""
     for cls in (kind, _type(kind)):
-        culprit = _untrusted_method(cls, is_trusted, names, comparisons=comparisons)
+        culprit = _untrusted_method(cls, is_trusted, names, comparisons=comparisons,
+                                    program_code_seen=program_code_seen)
         if culprit:
             return f"a {_QUALNAME(kind)} whose {culprit} is the program's"
     return None
@@ -820,7 +948,7 @@ _ANY_NAME = _AnyName()
 
 def _untrusted_method(
     cls: type, is_trusted: Callable[[types.CodeType], bool], names: frozenset[str] = ANSWERING_METHODS,
-    *, comparisons: bool = False,
+    *, comparisons: bool = False, program_code_seen: bool = False,
 ) -> str | None:
     """`Class.name` of the first method among `names` in `cls`'s MRO that runs the program's code (a
     function of untrusted code, also held by a classmethod, staticmethod, property, partial or bound
@@ -848,6 +976,8 @@ def _untrusted_method(
                 # What it runs is what its cells hold, which the program chose: functools.singledispatch
                 # of the program's `__eq__`, numpy's `_binary_method(operator.is_not, ...)`, pandas'
                 # `unpack_zerodim_and_defer` around the program's method (red-team round 20).
+                if program_code_seen and not is_trusted(func.__code__):
+                    continue  # (the watch sees it run: foreign_answerer's `program_code_seen`)
                 if not is_trusted(func.__code__) or (strict and (
                         wrapped or func.__name__ != name
                         or _ignores_operand(func.__code__, _type(attr) is staticmethod)
@@ -857,7 +987,7 @@ def _untrusted_method(
                 return f"{_QUALNAME(klass)}.{name}"
 
             elif not _issubclass(kind, _HARMLESS_ATTRIBUTES) and _untrusted_method(
-                    kind, is_trusted, _DESCRIPTOR_METHODS):
+                    kind, is_trusted, _DESCRIPTOR_METHODS, program_code_seen=program_code_seen):
                 return f"{_QUALNAME(klass)}.{name}"  # a descriptor or callable object of the program's
     return None
 
