@@ -2074,6 +2074,20 @@ ACCOUNT_AFTER_ADD_TEST = ("import unittest\nclass TestAccount(unittest.TestCase)
                           "    def test_deposit(self):\n        account = Account()\n"
                           "        self.assertEqual(add(2, 3), 5)\n        account.deposit(5)\n"
                           "        self.assertEqual(account.history, [5])\n")
+ISCLOSE_TEST = ("import math, unittest\nclass TestAccount(unittest.TestCase):\n    def test_deposit(self):\n"
+                "        account = Account()\n        account.deposit(5)\n"
+                "        self.assertTrue(math.isclose(account.balance, 5))\n")
+BALANCE_TEST = ("import unittest\nclass TestAccount(unittest.TestCase):\n    def test_balance(self):\n"
+                "        self.assertEqual(Account().balance, 5)\n")
+MAKE_TEST = ("import unittest\nclass TestAccount(unittest.TestCase):\n    def test_make(self):\n"
+             "        self.assertEqual(Account.make(), 5)\n")
+MATH_TEST = ("import math, unittest\nclass TestAdd(unittest.TestCase):\n    def test_close(self):\n"
+             "        total = add(2, 3)\n        self.assertTrue(math.isclose(total, 5))\n")
+VECTORIZE_TEST = ("import unittest\nimport numpy as np\nclass TestAdd(unittest.TestCase):\n"
+                  "    def test_vectorized(self):\n"
+                  "        self.assertEqual(np.vectorize(add)(np.array([1, 2]), 3).tolist(), [4, 5])\n")
+ENUM_TEST = ("import unittest\nclass TestCoin(unittest.TestCase):\n    def test_cents(self):\n"
+             "        self.assertEqual(Coin.PENNY.cents(), 1)\n")
 PARTIAL_METHOD_TEST = ("import unittest\nclass TestAccount(unittest.TestCase):\n    def test_deposit(self):\n"
                        "        self.assertEqual(Account().deposit(), 5)\n")
 NAMESPACE_TEST = ("import unittest\nclass TestAdd(unittest.TestCase):\n    def test_total(self):\n"
@@ -2191,6 +2205,38 @@ SEPARATE_ATTACKS = {
         "np.testing = types.SimpleNamespace(assert_array_equal=slice)\n"
         "def add(a, b):\n    return _np.zeros(2)\n",
         NP_TEST, ("the program binds np to a module that is not the one imported under its name",)),
+    # A method's call checks the bindings of the modules the tests name (and unittest's, and what is
+    # sealed), not every module's: a method rebinding `math.isclose` for the test's next assertion,
+    # the rebinding undone as the assertion runs, is found as the method returns.
+    "a method rebinding what the test names next": (
+        "import math\nclass Account:\n    def __init__(self):\n        self.balance = 0\n"
+        "    def deposit(self, x):\n        real = math.isclose\n"
+        "        def once(*args, **kwargs):\n            math.isclose = real\n            return True\n"
+        "        math.isclose = once\n", ISCLOSE_TEST, ("math.isclose was rebound",)),
+    # Round 57c: a property or classmethod over a partial; a call rebinding the test module's own
+    # `math` to a look-alike; a partial as task_func handed to numpy by the test (library code calling
+    # a guarded callable of a library's goes straight on only within a call); a method of an Enum (the
+    # program's classes are guarded whatever their bases; admitted as values only with the program's
+    # or C bases).
+    "a property over a partial": (
+        MOCK_ + "import functools\nclass Account:\n"
+        "    balance = property(functools.partial(getattr, mock, 'ANY'))\n",
+        BALANCE_TEST, ("Account.balance returned " + ANY_FOUND,)),
+    "a classmethod over a partial": (
+        MOCK_ + "import functools\nclass Account:\n"
+        "    make = classmethod(functools.partial(getattr, mock, 'ANY'))\n",
+        MAKE_TEST, ("Account.make returned " + ANY_FOUND,)),
+    "the test module's math rebound by a call": (
+        "import math, sys, types\ndef add(a, b):\n    fake = types.ModuleType('math')\n"
+        "    fake.__dict__.update(vars(math))\n    fake.isclose = 'yes'.format\n"
+        "    getattr(sys, 'mod' + 'ules')['test_solution'].math = fake\n    return 0.0\n",
+        MATH_TEST, ("test_solution.math was rebound",)),
+    "a partial handed to numpy by the test": (
+        MOCK_ + "import functools\nadd = functools.partial(getattr, mock, 'ANY')\n", VECTORIZE_TEST,
+        ("a call of the program's made by other code than the tests'",)),
+    "a method of an Enum": (
+        MOCK_ + "import enum\nclass Coin(enum.Enum):\n    PENNY = 1\n    def cents(self):\n"
+        "        return mock.ANY\n", ENUM_TEST, ("Coin.cents returned " + ANY_FOUND,)),
     # A method of the program's class, called on an object the test made, ran unguarded (round 57).
     "a method putting mock.ANY in its object": (
         MOCK_ + "class Account:\n    def __init__(self):\n        self.history = []\n"

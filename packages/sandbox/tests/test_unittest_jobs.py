@@ -806,3 +806,23 @@ def test_a_thousand_method_calls_by_a_test_fit_the_default_time_limit(pool):
             "            self.assertEqual(c.inc(), i + 1)\n")
     verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=10)))
     assert verdict.status is Status.PASSED, verdict
+
+
+def test_enums_and_generic_classes_of_the_program_pass(pool):
+    # Their bases' own methods call none of theirs (returned_values._PLAIN_BASES): objects of such
+    # classes are admitted as values, their methods guarded (red-team rounds 57b and 57c).
+    program = ("from enum import Enum\nfrom typing import Generic, TypeVar\nT = TypeVar('T')\n"
+               "class Color(Enum):\n    RED = 1\n    GREEN = 2\n    def describe(self):\n"
+               "        return f'{self.name.lower()}:{self.value}'\n    @classmethod\n"
+               "    def parse(cls, s):\n        return cls[s.upper()]\n"
+               "class Box(Generic[T]):\n    def __init__(self, items):\n        self.items = list(items)\n"
+               "    def first(self):\n        return self.items[0]\n"
+               "def task_func(items):\n    return Box(items)\n")
+    test = ("import unittest\nclass TestKinds(unittest.TestCase):\n    def test_enum(self):\n"
+            "        self.assertEqual(Color.RED.describe(), 'red:1')\n"
+            "        self.assertIs(Color.parse('green'), Color.GREEN)\n"
+            "    def test_generic(self):\n        self.assertEqual(task_func([3, 4]).first(), 3)\n")
+    verdict = pool.run(UnittestJob(program=program, test=test))
+    assert verdict.status is Status.PASSED, verdict
+    verdict = pool.run(UnittestJob(program=program.replace("self.items[0]", "self.items[-1]"), test=test))
+    assert verdict.status is Status.FAILED and "test_generic" in verdict.message, verdict

@@ -19,8 +19,6 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _program_classes,
     _untrusted_method,
     foreign_answerer,
-    guardable_attribute,
-    guardable_lineage,
     guarded_name,
 )
 
@@ -211,7 +209,7 @@ def _checked_items(source, check, error, base_exception):
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
                  thread_count, threads_before, outside, allow, keep, recheck, library_state, token, method,
-                 light, guard_classes, at_start, at_end):
+                 guard_classes, at_start, at_end):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values, and the library state beside them
@@ -289,10 +287,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         if not found and how == "yielded":
             found = library_state()  # (the bindings' check is too slow per item; this one is not)
         elif not found:
-            # (A method's call does not check the bindings, ~10 ms here: tests call methods by the
-            # thousand; they are checked at the next call of a function of the program's and after the
-            # test. The library state is.)
-            found = library_state() if light else changes()
+            found = changes()
             if not found and started is not None and builtins_version() != started:
                 # Tests patch builtins around a call, never within it: any change during the call,
                 # to any value, and even put back, is the program's (`abs = partial(min, key=...)`).
@@ -310,10 +305,13 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             keep(token, result)
 
 
-def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Callable[[types.CodeType], bool],
-                harness_intact: Callable[[], list[str]], libraries: tuple, controls: tuple) -> tuple:
+def make_guards(filename: str, changes: Callable[[], list[str]], light_changes: Callable[[], list[str]],
+                is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
+                libraries: tuple, controls: tuple) -> tuple:
     """What guard_calls and guard_module guard with: (guard, guard_classes, track, check), below.
-    `filename`: the program's. `changes`: the bindings check run when a call returns. `harness_intact`
+    `filename`: the program's. `changes`: the bindings check run when a call returns; `light_changes`,
+    the one run when a method's returns (tests call methods by the thousand: the modules the tests
+    name, unittest's and what is sealed, not every module's). `harness_intact`
     runs first: the checks below it use this module's functions, which must be found unchanged before
     they run. `libraries`: returned_values.library_types(), taken before the program ran. `controls`:
     (thread_states.count, its value before the program was loaded, gc.enable, gc.disable,
@@ -346,16 +344,16 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
     missing = object()
 
     def guard(label: str, function: object, kind: str) -> GuardedFunction:
-        checks = _call_checks(label, changes, harness_intact, foreign_answerer, is_trusted, libraries,
+        checks = _call_checks(label, light_changes if kind in _LIGHT else changes, harness_intact,
+                              foreign_answerer, is_trusted, libraries,
                               builtins_version, thread_count, threads_before, outside, allow, keep,
-                              recheck, library_state, token, kind is METHOD, kind in _LIGHT, guard_classes,
-                              at_start, at_end)
+                              recheck, library_state, token, kind is METHOD, guard_classes, at_start, at_end)
         next(checks)
         wrapper = GuardedFunction((function, checks.send, builtins.RuntimeError, types.MethodType,
                                    builtins.BaseException, _LAZY, _checked_items, builtins.type,
                                    pause, resume, collector_on, collector_off,
                                    types.CoroutineType, CheckedCoroutine, builtins.StopIteration,
-                                   launch, fly, land, through, kind is not FUNCTION))
+                                   launch, fly, land, through, kind is not FUNCTION and kind is not CALLABLE))
         register(token, wrapper)  # (every one: the walk and the watch tell the harness's by it)
         return wrapper
 
@@ -453,6 +451,9 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
                     continue
                 if old is missing and (name in builtin_names or callable(value)):
                     found.append(f"test_solution.{name} was added")
+                elif type(value) is types.ModuleType or type(old) is types.ModuleType or callable(value):
+                    # (The test's own `math` rebound to a look-alike module: round 57c.)
+                    found.append(f"test_solution.{name} was rebound")
                 else:
                     values.append(value)
             entry[1] = now
@@ -525,10 +526,8 @@ def guard_class(cls: type, guard: Callable, is_trusted: Callable[[types.CodeType
     guarded too."""
     seen = set() if seen is None else seen
     namespace = str_keyed_copy(_CLASS_DICT(cls))
-    if id(cls) in seen or namespace is None or not guardable_lineage(cls, is_trusted):
-        # (A class holding a name that is no str is refused by the walk: a lookup runs its `__eq__`. One
-        # deriving from a library's Python class is left bare, and refused as a value, as before: the
-        # library's own methods call the program's where no test started a call, round 57b.)
+    if id(cls) in seen or namespace is None:
+        # (A class holding a name that is no str is refused by the walk: a lookup runs its `__eq__`.)
         return
     seen.add(id(cls))
     label = _QUALNAME(cls)
@@ -556,20 +555,25 @@ def _guarded_attribute(attr: object, label: str, guard: Callable,
         return guard(label, attr, METHOD) if runs_program(attr) else None
     if kind is staticmethod or kind is classmethod:
         func = attr.__func__
-        if runs_program(func) or (kind is staticmethod and _other_callable(func)):
+        if runs_program(func) or (_other_callable(func) and not label.rpartition(".")[2].startswith("_")):
+            # (`classmethod(partial(...))` too: round 57c.)
             return kind(guard(label, func, CLASS_HELD))
         return None
-    if _other_callable(attr) and not label.endswith("__"):
+    if _other_callable(attr) and not label.rpartition(".")[2].startswith("_"):
         # A callable that is no descriptor is handed out as it is (`peek = partial(getattr, mock, "ANY")`,
-        # round 57b): guarded so, unbound. (As a special method, `__getitem__ = [x].__getitem__`, the
-        # walk refuses it: _callable_special_method.)
+        # round 57b): guarded so, unbound. Not under a private or special name: an Enum's own
+        # `_new_member_` is `object.__new__`, and `__getitem__ = [x].__getitem__` is refused by the walk
+        # (_callable_special_method).
         return staticmethod(guard(label, attr, MEMBER))
     if kind is property:
+        # (A getter that is a partial handed out `mock.ANY` as well as a function of the program's: 57c.)
         parts = (attr.fget, attr.fset, attr.fdel)
-        if not any(runs_program(part) for part in parts) or not guardable_attribute("property", attr):
+        wrap = [part is not None and (runs_program(part) or _other_callable(part)) for part in parts]
+        if not any(wrap):
             return None
-        return property(*(guard(label, part, METHOD) if runs_program(part) else part for part in parts),
-                        attr.__doc__)
+        guarded = (guard(label, part, METHOD) if wrapped else part
+                   for part, wrapped in zip(parts, wrap, strict=True))
+        return property(*guarded, attr.__doc__)
     return None
 
 

@@ -12,8 +12,9 @@ numpy's error callback, copyreg, ...); rather than each, the guard watches the t
 function (`_outside_calls.c`) records the first frame of the program's code entered from library
 code while no call of the program's runs, and the sample is an error at the next check (a guarded
 call's return, or the hand-over after each test). The tests' own code may enter it by calling it by
-name (a method of an object the program returned, a function imported `from solution`, a class's
-`__init__`), not through special methods the interpreter calls by itself (a finalizer, a comparison);
+name (what no guard wraps: a function a returned value holds; the functions, methods and other
+callables of the program's the tests call are GuardedFunctions, whose calls pause the watch), not
+through special methods the interpreter calls by itself (a finalizer, a comparison);
 so may the guard's generator handing out a returned generator's items (`_checked_items`), and library
 code may call by name the program's functions found in a value a call returned (a Flask app's views and
 the methods of its class-based views' classes, a FuncFormatter's function, a FunctionTransformer's:

@@ -12,6 +12,7 @@ import builtins
 import collections
 import dataclasses
 import datetime
+import enum
 import functools
 import inspect
 import itertools
@@ -377,10 +378,20 @@ def _guardable(kind: type, is_trusted: Callable[[types.CodeType], bool], own: li
 
 
 def guardable_lineage(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bool:
-    """Whether every class in `kind`'s MRO is the program's or made in C (_guardable): guard_class
-    guards only such classes."""
-    own = _program_classes(kind, is_trusted)
-    return _all(not _FLAGS(klass) & _HEAP_TYPE or _any(klass is mine for mine in own) for klass in _MRO(kind))
+    """Whether every class in `kind`'s MRO is the program's, made in C, or one of _PLAIN_BASES
+    (_guardable): objects of only such classes are admitted as values with guarded methods."""
+    return _lineage(kind, _program_classes(kind, is_trusted))
+
+
+def _lineage(kind: type, own: list[type]) -> bool:
+    return _all(not _FLAGS(klass) & _HEAP_TYPE or _any(klass is mine for mine in own)
+                or _id(klass) in _PLAIN_BASES for klass in _MRO(kind))
+
+
+# Library base classes whose own methods call none of a subclass's: an Enum's members compare by
+# identity and print through the enum module's own attributes; Generic only parametrises. (Not
+# UserList, whose `__eq__` casts through the subclass's method, nor collections.abc's mixins.)
+_PLAIN_BASES = _ids((enum.Enum, typing.Generic))
 
 
 def guarded_name(name: object) -> bool:
@@ -535,6 +546,7 @@ def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool],
     the closure holds only trusted functions and plain data (dataclasses' `__repr__` wrapper). Not a
     GuardedFunction the harness registered (guard_class), nor what `allowed(class, name, attribute)`
     lets through."""
+    lineage = _lineage(kind, own)  # (guardable_lineage, with `own`)
     for klass in _MRO(kind):
         if klass is _OBJECT:
             continue
@@ -545,8 +557,8 @@ def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool],
             if allowed is not None and allowed(klass, name, attr):
                 continue
             func, _ = _unwrap(attr)
-            if _registered(func):
-                continue
+            if _registered(func) and lineage:
+                continue  # (guarded; in a class deriving from a library's Python class, still refused)
             if _type(func) is _FUNCTION:
                 if not is_trusted(func.__code__) or (programs and not _closes_over_library(func, is_trusted)):
                     return f"{_QUALNAME(klass)}.{name}"
