@@ -26,7 +26,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
 class GuardedFunction(tuple):
     # A program function as the tests see it: (function, check, error type, bound-method type,
     # BaseException, lazy types, _checked_items, type, pause, resume, collector on, collector off,
-    # coroutine type, CheckedCoroutine, StopIteration, launch, fly, land, through, method?). A call that
+    # coroutine type, CheckedCoroutine, StopIteration, launch, fly, land, through, lenient?). A call that
     # is not the tests' (outside_calls.through: the program's own code calling a method of its class
     # that guard_class guarded, within its call; library code calling one, which the watch judges as
     # if it called the method itself) goes straight on. A call of the tests' pauses the watch on
@@ -324,10 +324,11 @@ def make_guards(filename: str, changes: Callable[[], list[str]], light_changes: 
       the tests call), CALLABLE (another callable the program bound: a library's, a mock), METHOD (a
       method of a class of the program's: the object it was called on, its first argument, is walked
       and kept with what it returns), CLASS_HELD (a staticmethod's or classmethod's function) or MEMBER
-      (a callable of the program's an object holds as an attribute). All but FUNCTION are lenient: a
-      call by library code goes straight on, judged by the watch as if it called the function itself;
-      METHOD, CLASS_HELD and MEMBER are registered with the watch (what the walk lets an object or a
-      class of the program's hold);
+      (a callable of the program's an object holds as an attribute). METHOD, CLASS_HELD and MEMBER are
+      lenient (a call by library code goes straight on, judged by the watch as if it called the
+      function itself: Flask calling a class-based view's methods) and checked lightly
+      (`light_changes`); FUNCTION and CALLABLE are called through by library code only within a call.
+      Every one is registered with the watch (what the walk and the watch take for the harness's);
     - guard_classes(classes, members=()): guard_class on the program's classes among `classes` and in
       their MROs (and again at every call's end: a call can put its bare functions back), and guard
       `members` (foreign_answerer's) where they are;
@@ -499,9 +500,11 @@ _LIGHT = frozenset({METHOD, CLASS_HELD, MEMBER})
 def _needs_guard(value: object, filename: str, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
     """How a value the program bound is guarded where the tests see it (make_guards' kinds), or None:
     FUNCTION when calling it runs the program's code (_calls_program); CALLABLE for any other callable
-    but a class, a module, a Python function of a library and a built-in function of a module (what the
-    tests could import themselves): a mock told to return `mock.ANY`, `partial(next, repeat(ANY))`, a
-    bound method; what they return is walked as the program's functions' is."""
+    but a class, a module, a GuardedFunction of the harness's, a Python function of a library without
+    a closure and a built-in function of a module (what the tests could import themselves): a mock
+    told to return `mock.ANY`, `partial(next, repeat(ANY))`, a bound method, `singledispatch` over a
+    partial, a GuardedFunction the program built; what they return is walked as the program's
+    functions' is."""
     if _calls_program(value, filename, is_trusted):
         return FUNCTION
     kind = type(value)
@@ -516,9 +519,10 @@ def _needs_guard(value: object, filename: str, is_trusted: Callable[[types.CodeT
 
 def guard_class(cls: type, guard: Callable, is_trusted: Callable[[types.CodeType], bool],
                 seen: set | None = None) -> None:
-    """Make GuardedFunctions, in place, of the methods of the program's class `cls` that a test may call
-    (returned_values.guarded_name: any but a special method, and GUARDED_SPECIAL_METHODS): its functions
-    that run the program's code, also in a staticmethod, classmethod or property. A test calling one
+    """Make GuardedFunctions, in place, of the methods of the program's class `cls` (whatever its bases)
+    that a test may call (returned_values.guarded_name: any but a special method, and
+    GUARDED_SPECIAL_METHODS): its functions that run the program's code, also in a staticmethod,
+    classmethod or property, and other plain callables under public names. A test calling one
     (on an object it made, or one a call returned) then makes a call of the program's, checked as
     `task_func`'s are, with the object it was called on (before, it ran unguarded: a method that put
     `mock.ANY` in the object's list passed the test comparing it). The program's own code calling them
