@@ -622,7 +622,8 @@ def _load_tests(module, module_name, test_code, chains, class_names, before, cal
     in_process_guard.guard_module(module, filename, is_trusted, guards, tests.__dict__)
     sys.modules["test_solution"] = tests
     exec(test_code, tests.__dict__)
-    guards[2](tests.__dict__)  # (what a call changes in it is walked from now on)
+    track = guards[2]
+    track(tests.__dict__)  # (what a call changes in it is walked from now on: make_guards)
     after_load = in_process_guard.Snapshot()
     after_load.add_module("test_solution", tests, "methods")  # fixtures store data on the classes
     after_load.add_namespace("test_solution.__builtins__", tests.__dict__["__builtins__"], "strict")

@@ -162,6 +162,18 @@ record_text(const char *text)
     Py_DECREF(what);
 }
 
+/* Whether `given` is the token the first `watch` handed out and the watch's `state` exists; else
+ * False, with `refusal` raised. */
+static int
+harness_token(PyObject *given, PyObject *state, const char *refusal)
+{
+    if (token == NULL || given != token || state == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, refusal);
+        return 0;
+    }
+    return 1;
+}
+
 /* Whether a GuardedFunction.__call__ frame is a call of a GuardedFunction the harness registered
  * (its `self`): one the program built itself, with a `through` of its own, is no harness's. */
 static int
@@ -422,8 +434,7 @@ register_wrapper(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:register", &given, &wrapper)) {
         return NULL;
     }
-    if (token == NULL || given != token || registered == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness registers its guards");
+    if (!harness_token(given, registered, "sandbox: only the harness registers its guards")) {
         return NULL;
     }
     if (add_by_id(registered, wrapper) < 0) {
@@ -525,8 +536,7 @@ allow(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO!:allow", &given, &PyList_Type, &codes)) {
         return NULL;
     }
-    if (token == NULL || given != token) {
-        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness tells the watch what was returned");
+    if (!harness_token(given, handed_out, "sandbox: only the harness tells the watch what was returned")) {
         return NULL;
     }
     /* Only for a value a call returned: the checks (this frame) sent it by a registered GuardedFunction's
@@ -568,8 +578,7 @@ keep(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:keep", &given, &value)) {
         return NULL;
     }
-    if (token == NULL || given != token || kept == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness keeps returned values");
+    if (!harness_token(given, kept, "sandbox: only the harness keeps returned values")) {
         return NULL;
     }
     for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {

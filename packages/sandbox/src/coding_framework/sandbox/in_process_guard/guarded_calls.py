@@ -277,13 +277,15 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         put = None
         if not found and how != "yielded":
             put, found = at_end()
-        culprit = None if found else answerer(result, is_trusted, libraries, functions, classes, False,
-                                              members)
+        culprit = None if found else answerer(result, is_trusted, libraries, functions, classes,
+                                              members=members)
         if not found and not culprit and held_by is not None:
             # What the method was called on (leniently: what the program's methods run, the watch sees).
-            culprit = answerer(held_by, is_trusted, libraries, functions, classes, True, members)
+            culprit = answerer(held_by, is_trusted, libraries, functions, classes, program_code_seen=True,
+                               members=members)
         if not found and not culprit and put:  # (globals the call set: the tests may never compare them)
-            culprit = answerer(put, is_trusted, libraries, None, classes, True, members)
+            culprit = answerer(put, is_trusted, libraries, None, classes, program_code_seen=True,
+                               members=members)
         if not found and how == "yielded":
             found = library_state()  # (the bindings' check is too slow per item; this one is not)
         elif not found:
@@ -462,7 +464,8 @@ def make_guards(filename: str, changes: Callable[[], list[str]], light_changes: 
 
     def check(values: list) -> str | None:
         classes, members = [], []
-        culprit = foreign_answerer(values, is_trusted, libraries, None, classes, True, members)
+        culprit = foreign_answerer(values, is_trusted, libraries, None, classes, program_code_seen=True,
+                                   members=members)
         if culprit is None:
             guard_classes(classes, members)
         return culprit
@@ -542,14 +545,16 @@ def guard_class(cls: type, guard: Callable, is_trusted: Callable[[types.CodeType
             continue
         if not guarded_name(name):
             continue
-        guarded = _guarded_attribute(attr, f"{label}.{name}", guard, is_trusted)
+        guarded = _guarded_attribute(attr, f"{label}.{name}", not name.startswith("_"), guard, is_trusted)
         if guarded is not None:
             type.__setattr__(cls, name, guarded)
 
 
-def _guarded_attribute(attr: object, label: str, guard: Callable,
+def _guarded_attribute(attr: object, label: str, public: bool, guard: Callable,
                        is_trusted: Callable[[types.CodeType], bool]) -> object | None:
-    """What guard_class puts in place of a class attribute, or None to leave it."""
+    """What guard_class puts in place of a class attribute, or None to leave it. Other callables than
+    functions only under `public` names: an Enum's own `_new_member_` is `object.__new__`, and
+    `__getitem__ = [x].__getitem__` is refused by the walk (_callable_special_method)."""
     def runs_program(func: object) -> bool:
         return type(func) is types.FunctionType and (not is_trusted(func.__code__)
                                                     or not _closes_over_library(func, is_trusted))
@@ -559,15 +564,12 @@ def _guarded_attribute(attr: object, label: str, guard: Callable,
         return guard(label, attr, METHOD) if runs_program(attr) else None
     if kind is staticmethod or kind is classmethod:
         func = attr.__func__
-        if runs_program(func) or (_other_callable(func) and not label.rpartition(".")[2].startswith("_")):
-            # (`classmethod(partial(...))` too: round 57c.)
+        if runs_program(func) or (public and _other_callable(func)):  # (`classmethod(partial(...))`: 57c)
             return kind(guard(label, func, CLASS_HELD))
         return None
-    if _other_callable(attr) and not label.rpartition(".")[2].startswith("_"):
+    if public and _other_callable(attr):
         # A callable that is no descriptor is handed out as it is (`peek = partial(getattr, mock, "ANY")`,
-        # round 57b): guarded so, unbound. Not under a private or special name: an Enum's own
-        # `_new_member_` is `object.__new__`, and `__getitem__ = [x].__getitem__` is refused by the walk
-        # (_callable_special_method).
+        # round 57b): guarded so, unbound.
         return staticmethod(guard(label, attr, MEMBER))
     if kind is property:
         # (A getter that is a partial handed out `mock.ANY` as well as a function of the program's: 57c.)
@@ -628,14 +630,8 @@ def guard_module(module: types.ModuleType, filename: str, is_trusted: Callable[[
     namespace = {name: value for name, value in _module_namespace(module).items()
                  if type(name) is str and (not name.startswith("__") or name in _MODULE_DATA)
                  and name not in _BUILTIN_NAMES}
-    guard, _guard_classes, track, check = guards
-    foreign = foreign_modules(namespace)
-    if foreign:
-        raise RuntimeError(foreign)
-    for name, value in list(namespace.items()):
-        kind = _needs_guard(value, filename, is_trusted)
-        if kind is not None:
-            namespace[name] = guard(name, value, kind)
+    _guard, _guard_classes, track, check = guards
+    guard_calls(namespace, filename, is_trusted, guards)
     culprit = check([value for value in namespace.values() if type(value) is not GuardedFunction])
     if culprit:
         raise RuntimeError(f"sandbox: the program's module holds {culprit}; tests sharing the program's "

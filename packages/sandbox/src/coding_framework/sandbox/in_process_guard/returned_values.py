@@ -366,7 +366,7 @@ def _guardable(kind: type, is_trusted: Callable[[types.CodeType], bool], own: li
     is the program's or made in C: a library's Python class calls its own methods on the object where
     the watch lets library code call handed-out functions (UserList's `__eq__` called the program's
     `_UserList__cast`, which made the list equal itself: round 57b)."""
-    if not guardable_lineage(kind, is_trusted):
+    if not _lineage(kind, own):
         return False
     if _class_culprit(kind, is_trusted, _UNGUARDED_ANSWERING, comparisons=False) is not None:
         return False
@@ -377,13 +377,10 @@ def _guardable(kind: type, is_trusted: Callable[[types.CodeType], bool], own: li
     return _program_method(kind, is_trusted, own, allowed=guardable) is None
 
 
-def guardable_lineage(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> bool:
-    """Whether every class in `kind`'s MRO is the program's, made in C, or one of _PLAIN_BASES
-    (_guardable): objects of only such classes are admitted as values with guarded methods."""
-    return _lineage(kind, _program_classes(kind, is_trusted))
-
-
 def _lineage(kind: type, own: list[type]) -> bool:
+    """Whether every class in `kind`'s MRO is the program's (`own`: _program_classes), made in C, or
+    one of _PLAIN_BASES (_guardable): objects of only such classes are admitted as values with guarded
+    methods."""
     return _all(not _FLAGS(klass) & _HEAP_TYPE or _any(klass is mine for mine in own)
                 or _id(klass) in _PLAIN_BASES for klass in _MRO(kind))
 
@@ -546,7 +543,7 @@ def _program_method(kind: type, is_trusted: Callable[[types.CodeType], bool],
     the closure holds only trusted functions and plain data (dataclasses' `__repr__` wrapper). Not a
     GuardedFunction the harness registered (guard_class), nor what `allowed(class, name, attribute)`
     lets through."""
-    lineage = _lineage(kind, own)  # (guardable_lineage, with `own`)
+    lineage = _lineage(kind, own)
     for klass in _MRO(kind):
         if klass is _OBJECT:
             continue
