@@ -7,6 +7,7 @@ The attacks it stops are in test_attacks.py.
 from __future__ import annotations
 
 import _thread
+import os
 import sys
 import threading
 import time
@@ -461,6 +462,99 @@ def test_checker_flags_rebinding_but_not_lazy_initialisation(monkeypatch):
     assert "strictmod.PI was deleted" in changes()
     monkeypatch.setitem(sys.modules, "lenientmod", fake_module("lenientmod"))
     assert "sys.modules['lenientmod'] was replaced or removed" in changes()
+
+
+def test_dict_version_tag_moves_on_every_change_of_a_namespace():
+    """What lets a check skip a namespace: its tag (read by the compiled reader) moves on every change,
+    whatever made it: item and attribute stores (specialised ones too), deletions, dict methods."""
+    from coding_framework.sandbox.in_process_guard import bindings
+
+    assert bindings._C_VERSION is not None  # built by tools/setup
+    module = fake_module("tagged", a=1)
+    namespace = module.__dict__
+
+    class Holder:
+        pass
+
+    class Plain:
+        pass
+
+    instance = Plain()
+
+    def store_in_loop():  # the interpreter specialises the store after a few runs
+        for i in range(20):
+            instance.value = i
+
+    def changes():
+        yield lambda: namespace.__setitem__("a", 2)
+        yield lambda: setattr(module, "a", 3)
+        yield lambda: exec("a = 4", namespace)
+        yield lambda: namespace.__delitem__("a")
+        yield lambda: namespace.update(b=1)
+        yield lambda: namespace.setdefault("c", 1)
+        yield lambda: namespace.pop("c")
+        yield lambda: namespace.popitem()
+        yield lambda: dict.__init__(namespace, d=1)
+        yield lambda: namespace.clear()
+    for change in changes():
+        read = bindings.version_reader(namespace)
+        before = read()
+        change()
+        assert read() != before, change
+    read = bindings.version_reader(Holder)
+    for change in (lambda: setattr(Holder, "x", 1), lambda: setattr(Holder, "x", 2),
+                   lambda: delattr(Holder, "x")):
+        before = read()
+        change()
+        assert read() != before
+    read = bindings.version_reader(instance.__dict__)
+    store_in_loop()
+    before = read()
+    instance.value = -1
+    store_in_loop()
+    assert read() != before and instance.value == 19
+
+
+def test_checker_skips_a_namespace_found_as_recorded_until_it_changes(monkeypatch):
+    def original():
+        return 1
+
+    module = fake_module("skipmod", fn=original, CONST=1)
+    monkeypatch.setitem(sys.modules, "skipmod", module)
+    snapshot = guard.Snapshot()
+    snapshot.add_module("skipmod", module, "strict")
+    changes = guard.make_checker([snapshot], guard.make_trust((), guard.CodeSet([original.__code__])))
+    assert changes() == []
+    # The recorded copy made to differ (as no program could): a namespace whose tag has not moved is
+    # not compared again, so nothing is found ...
+    saved = snapshot.entries[0][2]
+    saved["CONST"] = 2
+    assert changes() == []
+    # ... until it changes, whatever the change.
+    module.other = 1
+    assert changes() == ["skipmod.CONST was rebound"]
+
+
+def test_call_checker_looks_again_at_a_binding_it_let_pass(monkeypatch):
+    """A test's mock in a library module passes the checks in the middle of a test; given the program's
+    function as its side_effect afterwards (the module's namespace untouched), it is found."""
+    from unittest import mock
+
+    def original():
+        return 1
+
+    module = fake_module("patchedmod", fn=original)
+    monkeypatch.setitem(sys.modules, "patchedmod", module)
+    snapshot = guard.Snapshot()
+    snapshot.add_module("patchedmod", module, "functions")
+    # The standard library (unittest.mock) trusted, as in a job; this file's code is not.
+    trust = guard.make_trust((os.path.dirname(os.__file__),), guard.CodeSet([original.__code__]))
+    call_check = guard.make_checker([snapshot], trust, program_made_only=True)
+    assert call_check() == []
+    module.fn = mock.Mock(return_value=1)
+    assert call_check() == [] and call_check() == []
+    module.fn.side_effect = lambda: 0  # code no trusted module holds: the program's
+    assert call_check() == ["patchedmod.fn was rebound"]
 
 
 def test_trusted_roots_leave_out_writable_directories(tmp_path):

@@ -94,13 +94,14 @@ class Snapshot:
     attributes free: the test module and its classes, whose fixtures store data on them)."""
 
     def __init__(self, private: bool = False) -> None:
-        # Whether this snapshot is the harness thread's own (suite_runner): its version readers are
-        # ctypes views, which can write what they read, and each namespace's version is kept too.
+        # Whether this snapshot is the harness thread's own (suite_runner): without the compiled
+        # reader, its version readers are ctypes views, which can write what they read (version_reader).
         self.private = private
         # (label, live namespace, copy, mode, the class whose namespace it is or None for a module)
         self.entries: list[tuple[str, object, dict, str, type | None]] = []
         # Per entry, (reader of its dict's version tag, the tag when copied), or None: a namespace whose
-        # tag has not moved is unchanged, and is not compared key by key (private snapshots only).
+        # tag has not moved is unchanged, and is not compared key by key (with the compiled reader; without
+        # it, private snapshots only: the audited fallback reads slower than comparing).
         self.versions: list[tuple[Callable[[], int], int] | None] = []
         self.modules: list[tuple[str, types.ModuleType]] = []
         # (label, reader of the namespace's version tag, the tag now): see seal
@@ -180,7 +181,7 @@ class Snapshot:
                 module = own.get("__module__")  # an exact str: any other object's `==` could be its code
                 if _type(module) is str and module == name:
                     self.entries.append((f"{name}.{attr}", own, dict(own), mode, value))
-                    self.versions.append(self._version(_class_namespace(value)) if self.private else None)
+                    self.versions.append(self._version(value))
                     self.class_mros.append((f"{name}.{attr}", value, _MRO(value)))
 
 
@@ -191,10 +192,11 @@ class Snapshot:
         self.entries.append((label, namespace, dict(namespace), mode, None))
         self.versions.append(self._version(namespace))
 
-    def _version(self, namespace: dict) -> tuple[Callable[[], int], int] | None:
-        if not self.private or not _tags_readable():
+    def _version(self, namespace: dict | type) -> tuple[Callable[[], int], int] | None:
+        """(reader, tag now) of a namespace (a class: its own), or None where none is kept."""
+        if not (self.private or _C_VERSION is not None) or not _tags_readable():
             return None
-        read = version_reader(namespace, private=True)
+        read = version_reader(namespace, private=self.private)
         return read, read()
 
 
@@ -215,18 +217,28 @@ SEALED_MODULES = ("unittest.case", "unittest.suite", "unittest.result", "unittes
                   "unittest.signals", "unittest._log",
                   "contextlib")  # unittest's test parts and subtests are its context managers
 _VERSION_INDEX = 3  # PyDictObject: ob_refcnt, ob_type, ma_used, ma_version_tag (64-bit words)
+try:
+    from coding_framework.sandbox.in_process_guard._dict_versions import version as _C_VERSION
+except ImportError:  # not built (no compiler), or a Python whose tags it does not read
+    _C_VERSION = None
 
 
-def version_reader(namespace: dict, private: bool = False) -> Callable[[], int] | None:
-    """A function reading `namespace`'s version tag, or None where the tag is not where CPython 3.11
-    keeps it (_tags_readable). `private`: through a ctypes view made now, fast, but able to write what
-    it reads: only for the harness's own thread, where nothing of the program's reaches it. Otherwise
-    each read is a `ctypes.string_at` of the tag's 8 bytes, which the audit hook lets through only to
-    trusted code naming it (this function's): a program that gets hold of the reader reads a number."""
+def version_reader(namespace: dict | type, private: bool = False) -> Callable[[], int] | None:
+    """A function reading `namespace`'s version tag (a class's: its own namespace's), or None where the
+    tag is not where CPython 3.11 keeps it (_tags_readable). Where the compiled `_dict_versions` is
+    built: one C call, which only reads (whoever gets hold of the reader learns a number). Otherwise,
+    `private`: through a ctypes view made now, fast, but able to write what it reads: only for the
+    harness's own thread, where nothing of the program's reaches it; not `private`: each read a
+    `ctypes.string_at` of the tag's 8 bytes, which the audit hook lets through only to trusted code
+    naming it (this function's)."""
     if not _tags_readable():
         return None
+    if _C_VERSION is not None:
+        return functools.partial(_C_VERSION, namespace)
     import ctypes
 
+    if issubclass(type(namespace), type):
+        namespace = _class_namespace(namespace)
     if private:
         tag, index = (ctypes.c_uint64 * 4).from_address(id(namespace)), _VERSION_INDEX
         return lambda: tag[index]
@@ -380,8 +392,8 @@ def make_checker(
     str_startswith, str_endswith = str.startswith, str.endswith
     function = types.FunctionType
     entries = [e for s in snapshots for e in s.entries]
-    # Per entry, [reader, the version last found unchanged] (harness side only; see Snapshot.versions).
-    versions = [list(v) if v is not None and harness_side else None for s in snapshots for v in s.versions]
+    # Per entry, [reader, the version in which it was last found as recorded] (Snapshot.versions).
+    versions = [list(v) if v is not None else None for s in snapshots for v in s.versions]
     loaded = [m for s in snapshots for m in s.modules]
     sealed = [e for s in snapshots for e in s.sealed]
     functions = [e for s in snapshots for e in s.sealed_functions]
@@ -430,10 +442,15 @@ def make_checker(
                     found.append(f"{label} holds a key that is not a str")
                     continue
             strict, methods = mode == "strict", mode == "methods"
+            # Every binding as recorded (or a placeholder's): what this check finds here cannot change
+            # while the namespace does not. Not so for a binding the check let pass, rebound to an object
+            # that may change later (a test's mock given the program's function as side_effect).
+            recorded = True
             for key, old in saved.items():
                 new = live.get(key, missing)
                 if new is old or old is None:  # unchanged, or lazy initialisation of a placeholder
                     continue
+                recorded = False
                 if program_made_only:
                     flagged = suspicious(new) if suspicious else program_made(new, is_trusted)
                     if new is not missing and flagged:
@@ -451,8 +468,9 @@ def make_checker(
             if cls is not None:  # new class attributes shadow inherited ones
                 # (copyreg caches a class's slot names on it the first time one of its objects is
                 # copied or pickled: tarfile's TarInfo by `tar.add`.)
-                added = [k for k in live
-                         if k not in saved and not (k == "__slotnames__" and str_list(live[k]))]
+                added = [k for k in live if k not in saved]
+                recorded = recorded and not added
+                added = [k for k in added if not (k == "__slotnames__" and str_list(live[k]))]
                 if program_made_only:
                     added = [k for k in added if program_made(live[k], is_trusted)]
                 elif methods:
@@ -466,7 +484,7 @@ def make_checker(
                     added = [k for k in added if type_(k) is not str or (behaviour(live[k], callable_) and (
                         (str_startswith(k, "__") and str_endswith(k, "__")) or inherited(cls, k)))]
                 found.extend(f"{label}.{k} was added" for k in added[:limit])
-            if version is not None and len_(found) == count:
+            if version is not None and recorded:
                 version[1] = now  # as recorded, in this version: skipped until it changes again
         return found[:limit]
 
