@@ -103,7 +103,6 @@ def run_in_child(chan: wire.FdChannel) -> int:
     tree = ast.parse(test)
     class_names = [first, *sorted({node.name for node in tree.body
                                    if isinstance(node, ast.ClassDef)} - {first, last}), last]
-    chains = _attribute_chains(tree)  # (what modules the tests name: _tests_modules)
     # unittest swallows its `_ShouldStop` wherever a test part raises it (how failfast ends a run): a
     # program raising it made any test pass with its assertions never reached. No run here stops early,
     # so the name is bound to an empty tuple, which matches no exception (subTest's own `raise
@@ -166,7 +165,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     tests_thread = []
     tests_top = lambda: harness_frames().get(tests_thread[0])  # noqa: E731 - made before the thread starts
     tests_thread.append(_thread.start_new_thread(_tests_thread, (
-        hand_over, _thread.get_ident(), program, module_name, test_code, chains, class_names, before_in_tests,
+        hand_over, _thread.get_ident(), program, module_name, test_code, class_names, before_in_tests,
         call_checks, is_trusted, libraries, result, unittest, unittest.TestLoader())))
     stopped = None
     try:
@@ -484,7 +483,7 @@ LOAD_THREADS_WAIT_S = 5.0
 """How long the tests wait, once the program has loaded, for the threads it started to end."""
 
 
-def _tests_thread(hand_over, harness_thread, program, module_name, test_code, chains, class_names, before,
+def _tests_thread(hand_over, harness_thread, program, module_name, test_code, class_names, before,
                   call_checks, is_trusted, libraries, result, unittest, loader) -> None:
     """The tests' thread: load the program and the tests, run the suite, handing over at each step.
     threading sees it as the main thread and the only one, as the program would without the harness:
@@ -549,7 +548,7 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, ch
     hand_over(("loaded",))
     try:
         # `tests` is read off this frame by the harness (_Harness.handle, "ready").
-        tests, suite = _load_tests(module, module_name, test_code, chains, class_names,  # noqa: RUF059
+        tests, suite = _load_tests(module, module_name, test_code, class_names,  # noqa: RUF059
                                    before, call_checks, is_trusted, libraries, unittest, loader,
                                    controls)
     except BaseException as exc:
@@ -593,14 +592,14 @@ def _become_main_thread(harness_thread: int) -> None:
     threading._main_thread = threading._MainThread()
 
 
-def _load_tests(module, module_name, test_code, chains, class_names, before, call_checks, is_trusted,
+def _load_tests(module, module_name, test_code, class_names, before, call_checks, is_trusted,
                 libraries, unittest, loader, controls):
     """(the test module, with the program's names guarded, run; the suite of its test classes)."""
     builtins_names = frozenset(vars(builtins))
     # Checks when a guarded call returns; the test module joins them once it exists (a program
     # function that swaps the tests' name for itself is found at the next return, not after the test).
     harness_intact, first_checker = call_checks[:2]
-    mid_test, mid_method = [first_checker], [first_checker]
+    mid_test = [first_checker]
     tests = types.ModuleType("test_solution")
     # BigCodeBench-style tests use the program's names directly, as if in one file. Those are guarded
     # (checked when a call returns), as is what `from solution import ...` hands the tests (below); the
@@ -613,8 +612,8 @@ def _load_tests(module, module_name, test_code, chains, class_names, before, cal
                            if type(k) is str and not str.startswith(k, "__") and k not in _MODULE_HOOKS
                            and k not in builtins_names})
     filename = f"{module_name}.py"
-    guards = in_process_guard.make_guards(filename, lambda: mid_test[0](), lambda: mid_method[0](),
-                                          is_trusted, harness_intact, libraries, controls)
+    guards = in_process_guard.make_guards(filename, lambda: mid_test[0](), is_trusted, harness_intact,
+                                          libraries, controls)
     in_process_guard.guard_calls(tests.__dict__, filename, is_trusted, guards)
     # Tests that import the program (`from solution import task_func`) get it guarded too, from a module
     # of their own (guard_module: the tests' `__import__` hands it out); the program's code, and
@@ -628,46 +627,9 @@ def _load_tests(module, module_name, test_code, chains, class_names, before, cal
     after_load.add_module("test_solution", tests, "methods")  # fixtures store data on the classes
     after_load.add_namespace("test_solution.__builtins__", tests.__dict__["__builtins__"], "strict")
     mid_test[0] = in_process_guard.make_checker([before, after_load], is_trusted, program_made_only=True)
-    named = _tests_modules(tests.__dict__, chains) | frozenset(in_process_guard.SEALED_MODULES) | {"unittest"}
-    mid_method[0] = in_process_guard.make_checker([before.subset(named), after_load], is_trusted,
-                                                  program_made_only=True)
     # The classes the trusted source defines, by name, never every object in the module (the program's
     # too: a `__class__` property answering the loader's isinstance runs the program's code there).
     return tests, unittest.TestSuite(_load_cases(unittest, tests, class_names, loader))
-
-
-def _attribute_chains(tree: ast.AST) -> list[tuple[str, ...]]:
-    """Each name the tests' source reads, with the attributes it reads off it: `np.testing.assert_x`
-    is ("np", "testing", "assert_x")."""
-    chains = []
-    for node in ast.walk(tree):
-        if type(node) is ast.Name:
-            chains.append((node.id,))
-        elif type(node) is ast.Attribute and type(node.value) in (ast.Name, ast.Attribute):
-            chain = [node.attr]
-            while type(node.value) is ast.Attribute:
-                node = node.value
-                chain.append(node.attr)
-            if type(node.value) is ast.Name:
-                chains.append((node.value.id, *reversed(chain)))
-    return chains
-
-
-def _tests_modules(namespace: dict, chains: list[tuple[str, ...]]) -> frozenset[str]:
-    """The modules the tests' code names (_attribute_chains): those its module binds (`np`,
-    `unittest`), and those reached from them (`np.testing`, `pd.testing`), read through module
-    namespaces, never a module's `__getattr__`."""
-    found, module_type = set(), types.ModuleType
-    namespace_of = module_type.__dict__["__dict__"].__get__
-    for chain in chains:
-        value, rest = namespace.get(chain[0]), chain[1:]
-        while type(value) is module_type:
-            space = namespace_of(value)
-            name = space.get("__name__")
-            if type(name) is str:
-                found.add(name)
-            value, rest = (space.get(rest[0]), rest[1:]) if rest else (None, ())
-    return frozenset(found)
 
 
 def _load_cases(unittest, tests: types.ModuleType, class_names: list[str], loader):

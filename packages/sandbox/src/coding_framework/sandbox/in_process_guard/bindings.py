@@ -121,21 +121,6 @@ class Snapshot:
         # (module namespace, name, the table bound there, a copy of its items): RESTORED_TABLES
         self.restored: list[tuple] = []
 
-    def subset(self, modules: frozenset[str]) -> Snapshot:
-        """This snapshot with the namespaces of `modules` only (and the classes they define); what is
-        sealed, the MROs and the library state as they are. For the checks after a method's call, which
-        tests make by the thousand: the modules the test's code names (_tests_modules) and unittest's."""
-        part = Snapshot(self.private)
-        part.__dict__.update(self.__dict__)
-        kept = [i for i, (label, _live, _saved, _mode, cls) in enumerate(self.entries)
-                if (label.rsplit(".", 1)[0] if cls is not None else label) in modules]
-        part.entries = [self.entries[i] for i in kept]
-        part.versions = [self.versions[i] for i in kept]
-        part.modules = [(name, module) for name, module in self.modules if name in modules]
-        part.class_mros = [(label, cls, mro) for label, cls, mro in self.class_mros
-                           if label.rsplit(".", 1)[0] in modules]
-        return part
-
     def seal(self, name: str, module: types.ModuleType) -> None:
         """Also watch `module`'s namespace, and those of the classes it defines, for any change at all,
         even one put back before the next comparison (rebind, raise, restore from a `__del__`): CPython

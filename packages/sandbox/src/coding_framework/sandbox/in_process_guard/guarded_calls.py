@@ -307,13 +307,10 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             keep(token, result)
 
 
-def make_guards(filename: str, changes: Callable[[], list[str]], light_changes: Callable[[], list[str]],
-                is_trusted: Callable[[types.CodeType], bool], harness_intact: Callable[[], list[str]],
-                libraries: tuple, controls: tuple) -> tuple:
+def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Callable[[types.CodeType], bool],
+                harness_intact: Callable[[], list[str]], libraries: tuple, controls: tuple) -> tuple:
     """What guard_calls and guard_module guard with: (guard, guard_classes, track, check), below.
-    `filename`: the program's. `changes`: the bindings check run when a call returns; `light_changes`,
-    the one run when a method's returns (tests call methods by the thousand: the modules the tests
-    name, unittest's and what is sealed, not every module's). `harness_intact`
+    `filename`: the program's. `changes`: the bindings check run when a call returns. `harness_intact`
     runs first: the checks below it use this module's functions, which must be found unchanged before
     they run. `libraries`: returned_values.library_types(), taken before the program ran. `controls`:
     (thread_states.count, its value before the program was loaded, gc.enable, gc.disable,
@@ -328,8 +325,8 @@ def make_guards(filename: str, changes: Callable[[], list[str]], light_changes: 
       and kept with what it returns), CLASS_HELD (a staticmethod's or classmethod's function) or MEMBER
       (a callable of the program's an object holds as an attribute). METHOD, CLASS_HELD and MEMBER are
       lenient (a call by library code goes straight on, judged by the watch as if it called the
-      function itself: Flask calling a class-based view's methods) and checked lightly
-      (`light_changes`); FUNCTION and CALLABLE are called through by library code only within a call.
+      function itself: Flask calling a class-based view's methods); FUNCTION and CALLABLE are called
+      through by library code only within a call.
       Every one is registered with the watch (what the walk and the watch take for the harness's);
     - guard_classes(classes, members=()): guard_class on the program's classes among `classes` and in
       their MROs (and again at every call's end: a call can put its bare functions back), and guard
@@ -347,7 +344,7 @@ def make_guards(filename: str, changes: Callable[[], list[str]], light_changes: 
     missing = object()
 
     def guard(label: str, function: object, kind: str) -> GuardedFunction:
-        checks = _call_checks(label, light_changes if kind in _LIGHT else changes, harness_intact,
+        checks = _call_checks(label, changes, harness_intact,
                               foreign_answerer, is_trusted, libraries,
                               builtins_version, thread_count, threads_before, outside, allow, keep,
                               recheck, library_state, token, kind is METHOD, guard_classes, at_start, at_end)
@@ -497,7 +494,6 @@ def guard_calls(namespace: dict, filename: str, is_trusted: Callable[[types.Code
 
 
 FUNCTION, CALLABLE, METHOD, CLASS_HELD, MEMBER = "function", "callable", "method", "class-held", "member"
-_LIGHT = frozenset({METHOD, CLASS_HELD, MEMBER})
 
 
 def _needs_guard(value: object, filename: str, is_trusted: Callable[[types.CodeType], bool]) -> str | None:
