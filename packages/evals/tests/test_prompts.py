@@ -48,6 +48,10 @@ def test_defines_function_by_parse_or_by_text():
     assert not defines_function("def g():\n    def f(): pass\n", "f")  # nested does not count
     assert defines_function("def f(x):\n    return (\n", "f")  # does not parse: text search
     assert not defines_function("x = 1\n", "f")
+    # A generation the compiler gives up on (nesting too deep: RecursionError; a NUL) is read as text
+    # too, rather than ending the generation run (red-team round 58b's programs).
+    assert defines_function("def f(x):\n    return " + "-" * 5000 + "x\n", "f")
+    assert not defines_function("y = " + "-" * 5000 + "1\n", "f")
 
 
 def test_imports_of_the_prompt_are_added_when_missing():

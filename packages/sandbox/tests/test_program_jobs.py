@@ -36,6 +36,12 @@ def test_tokens_are_separated_by_ascii_whitespace_only(pool):
     non_utf8 = pool.run(ProgramJob(program="import sys\nsys.stdout.buffer.write(b'\\xff\\n')\n",
                                    expected_stdout="\ufffd"))
     assert non_utf8.status is Status.FAILED, non_utf8
+    # Raw bytes in expected output stand for themselves as they do in stdin (surrogateescape): an echo
+    # of its input passes (round 58b: a false fail before).
+    echo = "import sys\nsys.stdout.buffer.write(sys.stdin.buffer.read())\n"
+    raw = pool.run_many([ProgramJob(program=echo, stdin="a\udcff\n", expected_stdout=want)
+                         for want in ("a\udcff", "a\ufffd", "a\udcfe")])
+    assert [v.status for v in raw] == [Status.PASSED, Status.FAILED, Status.FAILED], raw
 
 
 def test_stdio_can_be_reopened_by_name(pool):

@@ -6,6 +6,7 @@ import pytest
 
 from coding_framework.sandbox import Limits, ProgramJob, Status, UnittestJob
 from coding_framework.sandbox.unittest_checks import (
+    MAX_PROGRAM_CHARS,
     _decide,
     declared_expected_failure_ids,
     declared_skip_ids,
@@ -73,18 +74,21 @@ def test_static_check_leaves_names_the_program_binds_and_docstrings_alone():
 def test_main_blocks_are_blanked_line_for_line_unless_the_program_is_main():
     program = ("def task_func(x):\n    return 2 * x\n\nif __name__ == '__main__':\n    import unittest\n"
                "    unittest.main()\n\nCONSTANT = 3\n")
-    stripped = without_main_blocks(program, "solution")
+    stripped, tree = without_main_blocks(program, "solution")
     assert stripped.split("\n") == ["def task_func(x):", "    return 2 * x", "", "", "", "", "",
                                     "CONSTANT = 3", ""]
-    assert without_main_blocks(program, "__main__") == program
+    # The tree the static check reads has the block no more: its `import unittest` is not flagged.
+    assert [type(node).__name__ for node in tree.body] == ["FunctionDef", "Assign"]
+    assert static_violations(tree) == [] and static_violations(program) == ["unittest"]
+    assert without_main_blocks(program, "__main__")[0] == program
     # Windows line ends (and old Mac ones) end lines as the parser counts them, and stay (round 53).
-    assert without_main_blocks(program.replace("\n", "\r\n"), "solution") == stripped.replace("\n", "\r\n")
-    assert without_main_blocks(program.replace("\n", "\r"), "solution") == stripped.replace("\n", "\r")
+    assert without_main_blocks(program.replace("\n", "\r\n"), "solution")[0] == stripped.replace("\n", "\r\n")
+    assert without_main_blocks(program.replace("\n", "\r"), "solution")[0] == stripped.replace("\n", "\r")
     # A block with an else runs its else as a module: kept (and checked) whole; so is any other test.
     with_else = "if __name__ == '__main__':\n    a = 1\nelse:\n    a = 2\n"
-    assert without_main_blocks(with_else, "solution") == with_else
+    assert without_main_blocks(with_else, "solution")[0] == with_else
     other = "if __name__ != '__main__':\n    import unittest\n"
-    assert without_main_blocks(other, "solution") == other
+    assert without_main_blocks(other, "solution")[0] == other
 
 
 def test_os_exit_is_allowed_and_ends_in_an_error_where_it_ends_the_tests(pool):
@@ -97,6 +101,28 @@ def test_os_exit_is_allowed_and_ends_in_an_error_where_it_ends_the_tests(pool):
     at_load = "import os\ndef task_func(x):\n    return 2 * x\nos._exit(0)\n"
     verdicts = pool.run_many([UnittestJob(program=p, test=TEST) for p in (forked, in_call, at_load)])
     assert [v.status for v in verdicts] == [Status.PASSED, Status.ERROR, Status.ERROR], verdicts
+
+
+def test_a_program_the_trusted_side_cannot_read_is_the_candidates_error(pool):
+    """Programs Python cannot compile other than by a SyntaxError, and programs too long for the
+    trusted side to parse, are the candidate's `error` (red-team round 58b: a judge error before,
+    sandbox_error, which no sample may choose, and a judge holding 740 MB for a 1.2 MB program)."""
+    solution = "def task_func(x):\n    return 2 * x\n"
+    unreadable = {
+        "nested": (solution + "_ = " + "-" * 5000 + "1\n", "RecursionError"),
+        "calls": (solution + "_ = f" + "()" * 50_000 + "\n", "the program does not compile"),
+        "surrogate": (solution + "# \udc80\n", "not source text Python can read"),
+        "nul": (solution + "x = 1\0\n", "null bytes"),  # (a SyntaxError in 3.11.7: the child's)
+        "too long": (solution + "x = 1\n" * (MAX_PROGRAM_CHARS // 6 + 1), f"at most {MAX_PROGRAM_CHARS}"),
+    }
+    jobs = [UnittestJob(program=program, test=TEST) for program, _ in unreadable.values()]
+    verdicts = pool.run_many([*jobs, UnittestJob(program=solution, test=TEST)])
+    for (name, (_, words)), verdict in zip(unreadable.items(), verdicts, strict=False):
+        assert verdict.status is Status.ERROR and words in verdict.message, (name, verdict)
+    assert verdicts[-1].status is Status.PASSED, verdicts[-1]
+    # Just under the limit, a long program is read and judged as any other.
+    padded = solution + "x = 1\n" * ((MAX_PROGRAM_CHARS - len(solution)) // 6)
+    assert pool.run(UnittestJob(program=padded, test=TEST)).status is Status.PASSED
 
 
 def test_a_main_block_never_runs_and_is_not_checked(pool):

@@ -35,7 +35,7 @@ def defines_function(code: str, name: str) -> bool:
     """Whether `code` defines a top-level function `name` (by parse; by text if it does not parse)."""
     try:
         tree = ast.parse(code)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # (null bytes, absurd nesting)
         return re.search(rf"^(async\s+)?def\s+{re.escape(name)}\s*\(", code, re.M) is not None
     return any(
         isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name for node in tree.body

@@ -47,14 +47,45 @@ MODULE_NAMES = frozenset({"gc", "modules", "sys_modules", "ctypes", "builtins", 
 FORBIDDEN_STRINGS = ("/proc/self", "/proc/1", "/dev/fd", "unittest", "coding_framework")
 
 
-def static_violations(program: str) -> list[str]:
-    """What in `program` could tamper with the harness (sorted, empty when clean). A first filter: names
-    and strings built at run time get past it, and the run-time guard stands behind it. So it leaves
-    alone what it cannot tell from honest code: a name the program binds itself (see MODULE_NAMES) and
-    the words of a docstring."""
+# The trusted side builds the program's syntax tree (the static check, the main blocks), outside any
+# sample's limits: at worst ~600 bytes of the judge's memory and 2 µs per character of source (`x=1`
+# repeated: 155 MB and 0.5 s for 256 KiB; red-team round 58b had 740 MB from a 1.2 MB program). Longer
+# programs are refused; solutions of unittest-style benchmarks are a few KiB.
+MAX_PROGRAM_CHARS = 256 << 10
+
+
+class UnreadableProgram(Exception):
+    """A program the trusted side does not read: one Python could not compile either, or too long."""
+
+
+def program_tree(program: str) -> ast.Module | None:
+    """The program's syntax tree for the static checks; None for a SyntaxError, which the child reports
+    as Python words it when the program runs. Raises UnreadableProgram for a program over
+    MAX_PROGRAM_CHARS, one that no UTF-8 file can hold (a lone surrogate), and one the compiler gives up
+    on otherwise (nesting too deep for its recursion or its parser stack, a NUL character): the
+    candidate's error (before round 58b, a judge error, sandbox_error, which no sample may choose)."""
+    if len(program) > MAX_PROGRAM_CHARS:
+        raise UnreadableProgram(f"the program is {len(program)} characters long; unittest jobs take at most "
+                                f"{MAX_PROGRAM_CHARS} (the trusted side parses it)")
     try:
-        tree = ast.parse(program)
+        program.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UnreadableProgram(f"the program is not source text Python can read: {exc}") from None
+    try:
+        return ast.parse(program)
     except SyntaxError:
+        return None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise UnreadableProgram(f"the program does not compile: {type(exc).__name__}: {exc}") from None
+
+
+def static_violations(program: str | ast.Module | None) -> list[str]:
+    """What in `program` (its source, or its tree: program_tree) could tamper with the harness (sorted,
+    empty when clean). A first filter: names and strings built at run time get past it, and the
+    run-time guard stands behind it. So it leaves alone what it cannot tell from honest code: a name the
+    program binds itself (see MODULE_NAMES) and the words of a docstring."""
+    tree = program_tree(program) if isinstance(program, str) else program
+    if tree is None:
         return []  # reported as the candidate's SyntaxError when it runs
     own = _bound_names(tree)
     docstrings = {id(doc) for doc in _docstrings(tree)}
@@ -108,25 +139,30 @@ def _docstrings(tree: ast.Module):
                 yield first.value
 
 
-def without_main_blocks(program: str, module_name: str) -> str:
+def without_main_blocks(program: str, module_name: str,
+                        tree: ast.Module | None = None) -> tuple[str, ast.Module | None]:
     """`program` with each top-level `if __name__ == "__main__":` block (one without an `else`) blanked
-    out, line for line, unless the program runs as `__main__`. Such a block never runs as an imported
-    module (bigcodebench's sanitizer drops it too), and models often end a solution with one that
-    imports unittest to try their function, which the static check would refuse."""
-    if module_name == "__main__":
-        return program
-    try:
-        tree = ast.parse(program)
-    except SyntaxError:
-        return program
+    out, line for line, unless the program runs as `__main__`; and its tree (`tree`: program_tree's,
+    made here if not given) without those blocks. Such a block never runs as an imported module
+    (bigcodebench's sanitizer drops it too), and models often end a solution with one that imports
+    unittest to try their function, which the static check would refuse."""
+    if tree is None:
+        tree = program_tree(program)
+    if module_name == "__main__" or tree is None:
+        return program, tree
+    blocks = [node for node in tree.body
+              if isinstance(node, ast.If) and not node.orelse and _is_main_test(node.test)]
+    if not blocks:
+        return program, tree
     # Lines as the parser counts them: "\r\n", "\r" and "\n" end one (round 53: a program with Windows
     # line ends kept its block); the separators are kept as they are.
     parts = _LINE_END.split(program)
-    for node in tree.body:
-        if isinstance(node, ast.If) and not node.orelse and _is_main_test(node.test):
-            for index in range(node.lineno - 1, node.end_lineno):
-                parts[2 * index] = ""
-    return "".join(parts)
+    for node in blocks:
+        for index in range(node.lineno - 1, node.end_lineno):
+            parts[2 * index] = ""
+    kept = ast.Module(body=[node for node in tree.body if not any(node is block for block in blocks)],
+                      type_ignores=tree.type_ignores)
+    return "".join(parts), kept
 
 
 _LINE_END = re.compile(r"(\r\n|\r|\n)")
@@ -231,8 +267,11 @@ def run_unittest_job(judge, job: dict, limits: Limits, started: float) -> dict:
     expected = expected_test_ids(tree)
     if not expected:
         return early(Status.SANDBOX_ERROR, "the unittest source defines no TestCase test methods")
-    program = without_main_blocks(job["program"], job["module_name"])
-    violations = static_violations(program)
+    try:
+        program, checked = without_main_blocks(job["program"], job["module_name"])
+    except UnreadableProgram as exc:
+        return early(Status.ERROR, str(exc))
+    violations = static_violations(checked)
     if violations:
         return early(Status.ERROR, f"the program touches the test harness: {', '.join(violations)}")
     key = secrets.token_bytes(KEY_BYTES)
