@@ -1569,6 +1569,37 @@ def test_patching_the_assertion_library_the_tests_import_is_caught(pool):
     assert honest.status is Status.PASSED, honest
 
 
+# What a library function holds, changed with no binding changed (red-team round 58c: both passed): the
+# cell of pandas' decorator wrapper around assert_frame_equal / assert_series_equal set to "".format,
+# which takes any arguments and returns; in a call, and as the program loads.
+HELD_ATTACKS = {
+    "a closure cell, in a call": (
+        "import pandas as pd\ndef task_func(n):\n    f = pd.testing.assert_frame_equal\n"
+        "    for c in getattr(f, '__clo' + 'sure__'):\n"
+        "        if callable(getattr(c, 'cell_con' + 'tents')):\n"
+        "            setattr(c, 'cell_con' + 'tents', ''.format)\n"
+        "    return pd.DataFrame({'a': list(range(n + 1))})\n",
+        "import unittest\nimport pandas as pd\nfrom solution import task_func\n"
+        "class T(unittest.TestCase):\n    def test_a(self):\n"
+        "        pd.testing.assert_frame_equal(task_func(3), pd.DataFrame({'a': [0, 1, 2]}))\n"),
+    "a closure cell, at load": (
+        "import pandas as pd\nfor c in getattr(pd.testing.assert_series_equal, '__clo' + 'sure__'):\n"
+        "    if callable(getattr(c, 'cell_con' + 'tents')):\n"
+        "        setattr(c, 'cell_con' + 'tents', ''.format)\n"
+        "def task_func(n):\n    return pd.Series(list(range(n + 1)))\n",
+        "import unittest\nimport pandas as pd\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        pd.testing.assert_series_equal(task_func(3), pd.Series([0, 1, 2]))\n"),
+}
+
+
+@pytest.mark.parametrize("attack", list(HELD_ATTACKS))
+def test_what_a_library_function_holds_changed_in_place_never_passes(pool, attack):
+    program, test = HELD_ATTACKS[attack]
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR, verdict
+    assert "runs other code" in verdict.message or "holds another function" in verdict.message, verdict
+
+
 # Walks the stack to the harness, then reports every expected test as passed (the canary as failed)
 # through the harness's own reporter, and exits: a forged pass before the audit hook. Only the way
 # it gets its first frame differs.

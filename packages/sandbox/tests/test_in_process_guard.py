@@ -557,6 +557,78 @@ def test_call_checker_looks_again_at_a_binding_it_let_pass(monkeypatch):
     assert call_check() == ["patchedmod.fn was rebound"]
 
 
+def test_what_library_functions_and_descriptors_hold_is_recorded_and_compared(monkeypatch):
+    """Changed with no binding changed (red-team round 58c: a pandas decorator's cell): a closure cell
+    that held a callable, and what a staticmethod, classmethod, property, partial, partialmethod or
+    cached_property holds. A closure's own data (a counter) and a placeholder's first value are free."""
+    import functools
+
+    def decorate(func):
+        calls, made = 0, None
+
+        def wrapper(*args):
+            nonlocal calls, made
+            calls += 1
+            made = made or object()
+            return func(*args)
+        return wrapper
+
+    @decorate
+    def compare(a, b):
+        return a == b
+
+    class Widget:
+        @staticmethod
+        def make():
+            return 1
+
+        @classmethod
+        def build(cls):
+            return 2
+
+        @property
+        def size(self):
+            return 3
+
+        @functools.cached_property
+        def area(self):
+            return 4
+
+        scaled = functools.partialmethod(lambda self, k: k, 2)
+
+    Widget.__module__ = "heldmod"
+    module = fake_module("heldmod", compare=compare, Widget=Widget, double=functools.partial(pow, 2))
+    monkeypatch.setitem(sys.modules, "heldmod", module)
+    snapshot = guard.Snapshot()
+    snapshot.add_module("heldmod", module, "functions")
+    snapshot.add_held()
+    check = guard.make_checker([snapshot], guard.make_trust((), guard.CodeSet()), program_made_only=True)
+    assert check() == []
+    assert compare(1, 1) and check() == []  # the closure's own data moved: a counter, a first value
+    cells = {name: cell for name, cell in zip(compare.__code__.co_freevars, compare.__closure__, strict=True)}
+    original, cells["func"].cell_contents = cells["func"].cell_contents, "".format
+    assert check() == ["heldmod.compare runs other code (a closure cell of it was changed)"]
+    cells["func"].cell_contents = original
+    assert check() == []
+    changes = {
+        "make": lambda: staticmethod.__init__(vars(Widget)["make"], len),
+        "build": lambda: classmethod.__init__(vars(Widget)["build"], len),
+        "size": lambda: property.__init__(vars(Widget)["size"], len),
+        "area": lambda: setattr(vars(Widget)["area"], "func", len),
+        "scaled": lambda: setattr(vars(Widget)["scaled"], "args", (3,)),
+        "double": lambda: module.double.__setstate__((pow, (3,), {}, None)),
+    }
+    for name, change in changes.items():
+        snapshot = guard.Snapshot()
+        snapshot.add_module("heldmod", module, "functions")
+        snapshot.add_held()
+        check = guard.make_checker([snapshot], guard.make_trust((), guard.CodeSet()), program_made_only=True)
+        assert check() == [], name
+        change()
+        label = f"heldmod.{name}" if name == "double" else f"heldmod.Widget.{name}"
+        assert check() == [f"{label} holds another function than it did"], name
+
+
 def test_trusted_roots_leave_out_writable_directories(tmp_path):
     inside = tmp_path / "pkg"
     inside.mkdir()

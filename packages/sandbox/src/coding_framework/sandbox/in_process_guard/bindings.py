@@ -110,6 +110,11 @@ class Snapshot:
         self.sealed_functions: list[tuple[str, types.FunctionType, tuple]] = []
         # (label, class, its MRO now): a class given other bases resolves its methods elsewhere
         self.class_mros: list[tuple[str, type, tuple]] = []
+        # What library functions and descriptors hold, changeable with no binding changed (add_held), in
+        # the form make_held_check compares at C speed: (labels, closure cells, their contents) of the
+        # non-empty cells; per reader of _HELD_FIELDS, (reader, holders, what it read, labels).
+        self.cells: tuple[list[str], list[types.CellType], list[object]] = ([], [], [])
+        self.holders: list[tuple[Callable, list, list, list[str]]] = []
         # (label, getter): objects tests use without a binding, checked for methods of the program's
         self.shared: list[tuple[str, Callable[[], object]]] = []
         # (label, module namespace, name): LIBRARY_CACHES of the modules loaded when recorded, and the
@@ -170,6 +175,50 @@ class Snapshot:
                     self.class_mros.append((f"{name}.{attr}", value, _MRO(value)))
 
 
+    def add_held(self, source: Snapshot | None = None) -> None:
+        """Record what the functions and descriptors bound in the namespaces recorded so far (modules
+        and their classes) hold: their closure cells' contents (a decorator's wrapper calls the function
+        in its cell: `pd.testing.assert_frame_equal`'s set to `"".format` passed every frame, red-team
+        round 58c), what a staticmethod, classmethod, property, partial, partialmethod or cached_property
+        holds (each can be made to hold another in place: `property.__init__(p, ...)`,
+        `partial.__setstate__`), and the same of functions held in cells, HELD_DEPTH levels down. None
+        of these changes a namespace, raises an audit event, or runs the program's code where the watch
+        would see it. `source`: a snapshot of the same moment whose record to share (one walk)."""
+        if source is not None:
+            self.cells, self.holders = source.cells, source.holders  # (make_held_check copies what changes)
+            return
+        todo = [(f"{label}.{key}", value, 0) for label, live, _saved, _mode, cls in self.entries
+                for key, value in _holding(live if cls is None else cls)]
+        seen, (labels, cells, contents), fields = set(), self.cells, _HELD_FIELDS
+        groups: dict[int, tuple[Callable, list, list, list[str]]] = {}
+        function, closure, content_of, type_, id_ = _FUNCTION, _CLOSURE, _CELL_CONTENTS, _type, _id
+        while todo:
+            where, value, depth = todo.pop()
+            kind = type_(value)
+            if id_(value) in seen or (kind is not function and id_(kind) not in fields):
+                continue
+            seen.add(id_(value))
+            if kind is function:
+                held = []
+                for cell in closure(value) or ():
+                    if _cell_content(cell) is not _EMPTY_CELL:
+                        held.append(content_of(cell))
+                        labels.append(where)
+                        cells.append(cell)
+                        contents.append(held[-1])
+            else:
+                held = []
+                for read in fields[id_(kind)]:
+                    group = groups.setdefault(id_(read), (read, [], [], []))
+                    held.append(read(value))
+                    group[1].append(value)
+                    group[2].append(held[-1])
+                    group[3].append(where)
+            if depth < HELD_DEPTH:
+                todo.extend((f"{where}.<held>", item, depth + 1) for item in held
+                            if type_(item) is function or id_(type_(item)) in fields)
+        self.holders = list(groups.values())
+
     def add_namespace(self, label: str, namespace: dict, mode: str) -> None:
         """Watch a namespace that is no module's (the builtins the tests' code runs with) in `mode`."""
         if mode not in ("strict", "functions", "methods"):
@@ -203,14 +252,19 @@ SEALED_MODULES = ("unittest.case", "unittest.suite", "unittest.result", "unittes
                   "contextlib")  # unittest's test parts and subtests are its context managers
 _VERSION_INDEX = 3  # PyDictObject: ob_refcnt, ob_type, ma_used, ma_version_tag (64-bit words)
 try:
-    from coding_framework.sandbox.in_process_guard._dict_versions import version as _C_VERSION
-except ImportError:  # not built (no compiler), or a Python whose tags it does not read
+    from coding_framework.sandbox.in_process_guard._namespace_reads import cells_as_seen as _C_CELLS_AS_SEEN
+    from coding_framework.sandbox.in_process_guard._namespace_reads import holding as _C_HOLDING
+except ImportError:  # not built (no compiler)
+    _C_HOLDING = _C_CELLS_AS_SEEN = None
+try:
+    from coding_framework.sandbox.in_process_guard._namespace_reads import version as _C_VERSION
+except ImportError:  # not built, or a Python whose tags it does not read
     _C_VERSION = None
 
 
 def version_reader(namespace: dict | type, private: bool = False) -> Callable[[], int] | None:
     """A function reading `namespace`'s version tag (a class's: its own namespace's), or None where the
-    tag is not where CPython 3.11 keeps it (_tags_readable). Where the compiled `_dict_versions` is
+    tag is not where CPython 3.11 keeps it (_tags_readable). Where the compiled `_namespace_reads` is
     built: one C call, which only reads (whoever gets hold of the reader learns a number). Otherwise,
     `private`: through a ctypes view made now, fast, but able to write what it reads: only for the
     harness's own thread, where nothing of the program's reaches it; not `private`: each read a
@@ -252,6 +306,34 @@ def _tags_readable() -> bool:
 
 
 _EMPTY_CELL = object()
+_CLOSURE = types.FunctionType.__dict__["__closure__"].__get__
+_CELL_CONTENTS = operator.attrgetter("cell_contents")
+# What a holder of a function holds, read by its type's own C-level getters (state that its `__init__`
+# or `__setstate__` replaces in place), per exact type; partialmethod and cached_property keep theirs in
+# the instance's dict.
+_HELD_FIELDS = {
+    _id(staticmethod): (staticmethod.__dict__["__func__"].__get__,),
+    _id(classmethod): (classmethod.__dict__["__func__"].__get__,),
+    _id(property): (property.fget.__get__, property.fset.__get__, property.fdel.__get__),
+    _id(functools.partial): (functools.partial.func.__get__, functools.partial.args.__get__,
+                             functools.partial.keywords.__get__),
+    _id(functools.partialmethod): (operator.attrgetter("func"), operator.attrgetter("args"),
+                                   operator.attrgetter("keywords")),
+    _id(functools.cached_property): (operator.attrgetter("func"),),
+}
+HELD_DEPTH = 3  # functions held in cells (a decorator's wrapper of a wrapper), followed this far
+_HELD_KINDS = (staticmethod, classmethod, property, functools.partial, functools.partialmethod,
+               functools.cached_property)
+
+
+def _holding(space: dict | type) -> list[tuple[object, object]]:
+    """The (key, value) entries of a namespace (a class: its own) whose value is a function with
+    closure cells or a holder of _HELD_FIELDS: in one C call where `_namespace_reads` is built."""
+    if _C_HOLDING is not None:
+        return _C_HOLDING(space, _HELD_KINDS)
+    items = (_CLASS_DICT(space) if issubclass(_type(space), _TYPE) else space).items()
+    return [(key, value) for key, value in list(items)
+            if (_CLOSURE(value) is not None if _type(value) is _FUNCTION else _type(value) in _HELD_KINDS)]
 
 
 def _function_state(func: types.FunctionType) -> tuple:
@@ -312,9 +394,10 @@ def make_harness_check(is_trusted: Callable[[types.CodeType], bool]) -> Callable
     return intact
 
 
-def record(strict_names: Iterable[str], private: bool = False) -> Snapshot:
+def record(strict_names: Iterable[str], private: bool = False, held_from: Snapshot | None = None) -> Snapshot:
     """Every loaded module (strict ones in full, the rest for functions and classes), and builtins.
-    `private`: the harness thread's own record (Snapshot)."""
+    `private`: the harness thread's own record (Snapshot). `held_from`: a snapshot of the same moment
+    whose record of what library functions hold to share (Snapshot.add_held)."""
     strict = set(strict_names) | {"builtins"}
     snapshot = Snapshot(private)
     for name, module in list(sys.modules.items()):
@@ -323,6 +406,7 @@ def record(strict_names: Iterable[str], private: bool = False) -> Snapshot:
             snapshot.add_module(name, module, mode)
             if name in SEALED_MODULES:
                 snapshot.seal(name, module)
+    snapshot.add_held(held_from)
     snapshot.shared = _shared_objects()
     snapshot.caches = [(f"{module}.{name}", sys.modules[module].__dict__, name)
                        for module, name in LIBRARY_CACHES if module in sys.modules]
@@ -481,7 +565,8 @@ def make_state_check(snapshots: list[Snapshot], is_trusted: Callable[[types.Code
     """A function checking the library state the snapshots hold beside bindings, and listing what
     changed: LIBRARY_CACHES must be plain dicts still, and in the tests' thread (not `harness_side`) it
     also empties them and LRU_CACHES, looks for methods set on the shared objects (_shared_objects), and
-    compares FROZEN_STATE with its record. Part of every check of make_checker's; run alone in the
+    compares FROZEN_STATE with its record; on both sides, what library functions and descriptors hold
+    (make_held_check). Part of every check of make_checker's; run alone in the
     tests' thread where no bindings check runs: as a returned generator hands out each item and at each
     test's end (a generator's body planted patterns, or set json's separators, between the checks of
     its call and the test's use: round 55)."""
@@ -495,9 +580,10 @@ def make_state_check(snapshots: list[Snapshot], is_trusted: Callable[[types.Code
     copied = str_keyed_copy if harness_side else None
     program_class = functools.partial(_program_class, is_trusted=is_trusted)
     method_set, type_module, is_subclass = _method_set_on_instance, _TYPE_MODULE, _issubclass
+    held_changes = make_held_check(snapshots)
 
     def state() -> list[str]:
-        found = []
+        found = held_changes()
         for label, get in shared:
             held = get()
             culprit = method_set(held, type_(held), is_trusted)
@@ -532,6 +618,48 @@ def make_state_check(snapshots: list[Snapshot], is_trusted: Callable[[types.Code
         return found
 
     return state
+
+
+def make_held_check(snapshots: list[Snapshot]) -> Callable[[], list[str]]:
+    """A function listing the library functions and descriptors that hold other than they did when
+    recorded (Snapshot.add_held): a closure cell that held a callable, or holds one now (a closure's
+    own data, such as a counter, is free; so is a cell that held None, as bindings' placeholders are:
+    a value made on first use), and any part of what a
+    staticmethod, classmethod, property, partial, partialmethod or cached_property holds. All read by C
+    getters, compared by identity, a few thousand at C speed (`map`) while nothing changed."""
+    labels = [label for s in snapshots for label in s.cells[0]]
+    cells = [cell for s in snapshots for cell in s.cells[1]]
+    contents = [content for s in snapshots for content in s.cells[2]]  # (data: as last seen; a copy)
+    groups_ = [group for s in snapshots for group in s.holders]
+    all_, map_, is_, callable_, read_cell, content_of = builtins.all, map, operator.is_, builtins.callable, \
+        _CELL_CONTENTS, _cell_content
+    as_seen = _C_CELLS_AS_SEEN
+
+    def held() -> list[str]:
+        found = []
+        if as_seen is not None:
+            same = as_seen(cells, contents)
+        else:
+            try:
+                same = all_(map_(is_, map_(read_cell, cells), contents))
+            except ValueError:  # a cell emptied since
+                same = False
+        if not same:
+            for index, cell in enumerate(cells):
+                old, new = contents[index], content_of(cell)
+                if new is old:
+                    continue
+                if old is not None and (callable_(old) or callable_(new)):
+                    found.append(f"{labels[index]} runs other code (a closure cell of it was changed)")
+                else:
+                    contents[index] = new
+        for read, holders, values, where in groups_:
+            if not all_(map_(is_, map_(read, holders), values)):
+                found.extend(f"{where[i]} holds another function than it did"
+                             for i, holder in enumerate(holders) if read(holder) is not values[i])
+        return list(dict.fromkeys(found))[:MAX_FINDINGS]  # (a holder's fields are read one by one)
+
+    return held
 
 
 def _program_class(key: object, is_trusted: Callable[[types.CodeType], bool]) -> bool:
