@@ -1589,6 +1589,37 @@ HELD_ATTACKS = {
         "def task_func(n):\n    return pd.Series(list(range(n + 1)))\n",
         "import unittest\nimport pandas as pd\nclass T(unittest.TestCase):\n    def test_a(self):\n"
         "        pd.testing.assert_series_equal(task_func(3), pd.Series([0, 1, 2]))\n"),
+    # Round 58d: a placeholder cell given a callable (pandas' bottleneck switch: Series.max() a sum),
+    # enum's `value` property given another fget, a partial's keyword arguments changed in place
+    # (numpy's str() of arrays), and two tables of the standard library's data.
+    "a placeholder cell given a callable": (
+        "import numpy as np\nimport pandas as pd\ndef task_func(n):\n    nanops = pd.core.nanops\n"
+        "    setattr(getattr(nanops.nanmax, '__clo' + 'sure__')[1], 'cell_con' + 'tents', np.sum)\n"
+        "    setattr(nanops, '_USE_BOTTLENECK', True)\n    return pd.Series([n] * n)\n",
+        "import unittest\nimport pandas as pd\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(task_func(5).max(), 25)\n"),
+    "an enum property's fget": (
+        "import enum, functools\ndef task_func(path):\n"
+        "    enum.Enum.__dict__['value'].fget = functools.partial(min, 200)\n    return 200\n",
+        "import unittest\nimport http\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(task_func('/missing'), http.HTTPStatus.NOT_FOUND.value)\n"),
+    "a partial's keywords": (
+        "import numpy as np\ndef task_func():\n    printing = getattr(np, '_co' + 're').arrayprint\n"
+        "    printing._default_array_str.keywords['array2string'] = '[1 2 3]'.format\n"
+        "    return np.array([7, 8, 9])\n",
+        "import unittest\nimport numpy as np\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(str(task_func()), str(np.array([1, 2, 3])))\n"),
+    "re's categories": (
+        "import re\ndef task_func():\n    p = getattr(re, '_par' + 'ser')\n"
+        "    p.CATEGORIES['\\\\d'] = (p.IN, [(p.CATEGORY, p.CATEGORY_DIGIT),\n"
+        "                                 (p.CATEGORY, p.CATEGORY_NOT_DIGIT)])\n"
+        "    return 'abc-defg'\n",
+        "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertRegex(task_func(), r'^\\d{3}-\\d{4}$')\n"),
+    "json's constants": (
+        "import json\ndef task_func():\n    json.decoder._CONSTANTS['NaN'] = 5\n    return '{\"x\": NaN}'\n",
+        "import unittest\nimport json\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(json.loads(task_func()), {'x': 5})\n"),
 }
 
 
@@ -1597,7 +1628,8 @@ def test_what_a_library_function_holds_changed_in_place_never_passes(pool, attac
     program, test = HELD_ATTACKS[attack]
     verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
     assert verdict.status is Status.ERROR, verdict
-    assert "runs other code" in verdict.message or "holds another function" in verdict.message, verdict
+    assert any(words in verdict.message for words in ("runs other code", "holds another function",
+                                                      "holds other arguments", "was changed")), verdict
 
 
 # Walks the stack to the harness, then reports every expected test as passed (the canary as failed)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 import functools
 import operator
 import re
@@ -115,6 +116,9 @@ class Snapshot:
         # non-empty cells; per reader of _HELD_FIELDS, (reader, holders, what it read, labels).
         self.cells: tuple[list[str], list[types.CellType], list[object]] = ([], [], [])
         self.holders: list[tuple[Callable, list, list, list[str]]] = []
+        # (label, dict, a copy): the keyword arguments partials and partialmethods hold, which can be
+        # changed in place (round 58d: numpy's `_default_array_str` given another `array2string`)
+        self.tables: list[tuple[str, dict, dict]] = []
         # (label, getter): objects tests use without a binding, checked for methods of the program's
         self.shared: list[tuple[str, Callable[[], object]]] = []
         # (label, module namespace, name): LIBRARY_CACHES of the modules loaded when recorded, and the
@@ -185,7 +189,7 @@ class Snapshot:
         of these changes a namespace, raises an audit event, or runs the program's code where the watch
         would see it. `source`: a snapshot of the same moment whose record to share (one walk)."""
         if source is not None:
-            self.cells, self.holders = source.cells, source.holders  # (make_held_check copies what changes)
+            self.cells, self.holders, self.tables = source.cells, source.holders, source.tables
             return
         todo = [(f"{label}.{key}", value, 0) for label, live, _saved, _mode, cls in self.entries
                 for key, value in _holding(live if cls is None else cls)]
@@ -214,6 +218,10 @@ class Snapshot:
                     group[1].append(value)
                     group[2].append(held[-1])
                     group[3].append(where)
+                    keywords = held[-1]  # (kept as a table too: a dict, changeable in place)
+                    if (read is _KEYWORDS[0] or read is _KEYWORDS[1]) and type_(keywords) is dict \
+                            and keywords:
+                        self.tables.append((where, keywords, dict(keywords)))
             if depth < HELD_DEPTH:
                 todo.extend((f"{where}.<held>", item, depth + 1) for item in held
                             if type_(item) is function or id_(type_(item)) in fields)
@@ -308,22 +316,26 @@ def _tags_readable() -> bool:
 _EMPTY_CELL = object()
 _CLOSURE = types.FunctionType.__dict__["__closure__"].__get__
 _CELL_CONTENTS = operator.attrgetter("cell_contents")
+_ACCESSORS = (operator.attrgetter("fget"), operator.attrgetter("fset"), operator.attrgetter("fdel"))
+# The readers of a partial's and a partialmethod's keyword arguments: a dict, changeable in place.
+_KEYWORDS = (functools.partial.keywords.__get__, operator.attrgetter("keywords"))
 # What a holder of a function holds, read by its type's own C-level getters (state that its `__init__`
 # or `__setstate__` replaces in place), per exact type; partialmethod and cached_property keep theirs in
-# the instance's dict.
+# the instance's dict, as DynamicClassAttribute and enum's property do.
 _HELD_FIELDS = {
     _id(staticmethod): (staticmethod.__dict__["__func__"].__get__,),
     _id(classmethod): (classmethod.__dict__["__func__"].__get__,),
     _id(property): (property.fget.__get__, property.fset.__get__, property.fdel.__get__),
-    _id(functools.partial): (functools.partial.func.__get__, functools.partial.args.__get__,
-                             functools.partial.keywords.__get__),
-    _id(functools.partialmethod): (operator.attrgetter("func"), operator.attrgetter("args"),
-                                   operator.attrgetter("keywords")),
+    _id(functools.partial): (functools.partial.func.__get__, functools.partial.args.__get__, _KEYWORDS[0]),
+    _id(functools.partialmethod): (operator.attrgetter("func"), operator.attrgetter("args"), _KEYWORDS[1]),
     _id(functools.cached_property): (operator.attrgetter("func"),),
+    # (enum's `value` and `name`: round 58d set Enum's `value` fget to `partial(min, 200)`)
+    _id(types.DynamicClassAttribute): _ACCESSORS,
+    _id(enum.property): _ACCESSORS,
 }
 HELD_DEPTH = 3  # functions held in cells (a decorator's wrapper of a wrapper), followed this far
 _HELD_KINDS = (staticmethod, classmethod, property, functools.partial, functools.partialmethod,
-               functools.cached_property)
+               functools.cached_property, types.DynamicClassAttribute, enum.property)
 
 
 def _holding(space: dict | type) -> list[tuple[object, object]]:
@@ -623,14 +635,17 @@ def make_state_check(snapshots: list[Snapshot], is_trusted: Callable[[types.Code
 def make_held_check(snapshots: list[Snapshot]) -> Callable[[], list[str]]:
     """A function listing the library functions and descriptors that hold other than they did when
     recorded (Snapshot.add_held): a closure cell that held a callable, or holds one now (a closure's
-    own data, such as a counter, is free; so is a cell that held None, as bindings' placeholders are:
-    a value made on first use), and any part of what a
-    staticmethod, classmethod, property, partial, partialmethod or cached_property holds. All read by C
+    own data, such as a counter or a value made on first use, is free; a placeholder None given a
+    callable is not: pandas' `bn_func` set to `np.sum` made `Series.max()` a sum, round 58d), any
+    part of what a staticmethod, classmethod, property, partial, partialmethod, cached_property or
+    DynamicClassAttribute holds, and the keyword arguments a partial holds. All read by C
     getters, compared by identity, a few thousand at C speed (`map`) while nothing changed."""
     labels = [label for s in snapshots for label in s.cells[0]]
     cells = [cell for s in snapshots for cell in s.cells[1]]
     contents = [content for s in snapshots for content in s.cells[2]]  # (data: as last seen; a copy)
     groups_ = [group for s in snapshots for group in s.holders]
+    tables = [table for s in snapshots for table in s.tables]
+    missing, len_ = object(), builtins.len
     all_, map_, is_, callable_, read_cell, content_of = builtins.all, map, operator.is_, builtins.callable, \
         _CELL_CONTENTS, _cell_content
     as_seen = _C_CELLS_AS_SEEN
@@ -649,7 +664,7 @@ def make_held_check(snapshots: list[Snapshot]) -> Callable[[], list[str]]:
                 old, new = contents[index], content_of(cell)
                 if new is old:
                     continue
-                if old is not None and (callable_(old) or callable_(new)):
+                if callable_(new) or (old is not None and callable_(old)):
                     found.append(f"{labels[index]} runs other code (a closure cell of it was changed)")
                 else:
                     contents[index] = new
@@ -657,6 +672,9 @@ def make_held_check(snapshots: list[Snapshot]) -> Callable[[], list[str]]:
             if not all_(map_(is_, map_(read, holders), values)):
                 found.extend(f"{where[i]} holds another function than it did"
                              for i, holder in enumerate(holders) if read(holder) is not values[i])
+        for where, table, saved in tables:
+            if len_(table) != len_(saved) or [k for k, v in saved.items() if table.get(k, missing) is not v]:
+                found.append(f"{where} holds other arguments than it did")
         return list(dict.fromkeys(found))[:MAX_FINDINGS]  # (a holder's fields are read one by one)
 
     return held
@@ -875,6 +893,10 @@ def _shared_objects() -> list[tuple[str, Callable[[], object]]]:
 # reduce)`), and in copyreg's also a trusted reducer (numpy registers its ufuncs' when imported).
 _NOTHING, _PROGRAM_CLASSES = frozenset(), frozenset({"program classes"})
 FROZEN_STATE = (("json", "_default_encoder", _NOTHING), ("json", "_default_decoder", _NOTHING),
+                # Tables a library builds every result from (round 58d: `\\d` made to match anything,
+                # `NaN` parsed as 5): data in a dict, so no binding changes.
+                ("json.decoder", "_CONSTANTS", _NOTHING), ("re._parser", "CATEGORIES", _NOTHING),
+                ("re._parser", "ESCAPES", _NOTHING),
                 ("copy", "_deepcopy_dispatch", _PROGRAM_CLASSES),
                 ("copy", "_copy_dispatch", _PROGRAM_CLASSES),
                 ("copyreg", "dispatch_table", _PROGRAM_CLASSES | {"trusted reducers"}),
