@@ -515,6 +515,65 @@ def test_dict_version_tag_moves_on_every_change_of_a_namespace():
     assert read() != before and instance.value == 19
 
 
+def test_compiled_reads_tell_what_changed():
+    """_namespace_reads' comparisons, which the checks trust to skip what is as recorded: each finds
+    a change of what it compares (a tag, an MRO, a function's code, defaults or cell, a cell)."""
+    from coding_framework.sandbox.in_process_guard import _namespace_reads as reads
+    from coding_framework.sandbox.in_process_guard import bindings
+
+    first, second = {"a": 1}, {"b": 2}
+
+    class Base:
+        pass
+
+    class Other:
+        pass
+
+    class Child(Base):
+        pass
+
+    tags = [reads.version(first), reads.version(second), reads.version(Child)]
+    assert reads.moved([first, second, Child], tags) == []
+    second["c"] = 3
+    Child.x = 1
+    assert reads.moved([first, second, Child], tags) == [1, 2]
+
+    mro = Child.__mro__
+    assert reads.mros_as_seen([Child], [mro])
+    Child.__bases__ = (Other,)
+    assert not reads.mros_as_seen([Child], [mro])
+
+    def outer():
+        held = len
+
+        def inner(x=1, *, y=2):
+            return held(x)
+        return inner
+
+    def elsewhere():
+        held = len
+
+        def inner(x=1, *, y=2):
+            return held(x) + 1
+        return inner
+
+    func = outer()
+    state = bindings._function_state(func)
+    assert reads.functions_as_seen([func], [state], bindings._EMPTY_CELL)
+    changes = (lambda f: setattr(f.__closure__[0], "cell_contents", abs),
+               lambda f: delattr(f.__closure__[0], "cell_contents"),
+               lambda f: setattr(f, "__defaults__", (5,)), lambda f: setattr(f, "__kwdefaults__", {"y": 3}),
+               lambda f: setattr(f, "__code__", elsewhere().__code__))
+    for change in changes:
+        func = outer()
+        state = bindings._function_state(func)
+        change(func)
+        assert not reads.functions_as_seen([func], [state], bindings._EMPTY_CELL)
+        assert not bindings._same_state(state, bindings._function_state(func))  # (the fallback agrees)
+    cell = outer().__closure__[0]
+    assert reads.cells_as_seen([cell], [len]) and not reads.cells_as_seen([cell], [abs])
+
+
 def test_checker_skips_a_namespace_found_as_recorded_until_it_changes(monkeypatch):
     def original():
         return 1

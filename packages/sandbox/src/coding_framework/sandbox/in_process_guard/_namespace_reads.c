@@ -10,8 +10,9 @@
  * function with closure cells, or an object of one of the given exact types): what
  * bindings.Snapshot.add_held records, found without a Python step per value.
  *
- * cells_as_seen: whether closure cells still hold what they held (bindings.make_held_check), one
- * identity comparison per cell.
+ * cells_as_seen, mros_as_seen, functions_as_seen, moved: whether closure cells, classes' MROs and
+ * functions (code, defaults, cells) are as recorded, and which namespaces' tags moved
+ * (bindings.make_checker, make_held_check): identity comparisons, one C call for thousands.
  *
  * Both only read, and run no Python code (types are compared by identity, nothing is hashed or
  * compared by value): whoever calls them learns what they read, and can change nothing. */
@@ -104,6 +105,114 @@ cells_as_seen(PyObject *module, PyObject *args)
     Py_RETURN_TRUE;
 }
 
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+static PyObject *
+moved(PyObject *module, PyObject *args)
+{
+    PyObject *namespaces, *tags;
+    if (!PyArg_ParseTuple(args, "O!O!:moved", &PyList_Type, &namespaces, &PyList_Type, &tags)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(namespaces);
+    if (PyList_GET_SIZE(tags) != n) {
+        PyErr_SetString(PyExc_ValueError, "moved(namespaces, tags): lists of one length");
+        return NULL;
+    }
+    PyObject *found = PyList_New(0);
+    if (found == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *dict = namespace_dict(PyList_GET_ITEM(namespaces, i), "moved");
+        unsigned long long tag = dict == NULL ? 0 : PyLong_AsUnsignedLongLong(PyList_GET_ITEM(tags, i));
+        if (dict == NULL || (tag == (unsigned long long)-1 && PyErr_Occurred())) {
+            Py_DECREF(found);
+            return NULL;
+        }
+        if (((PyDictObject *)dict)->ma_version_tag != tag) {
+            PyObject *index = PyLong_FromSsize_t(i);
+            if (index == NULL || PyList_Append(found, index) < 0) {
+                Py_XDECREF(index);
+                Py_DECREF(found);
+                return NULL;
+            }
+            Py_DECREF(index);
+        }
+    }
+    return found;
+}
+#endif
+
+static PyObject *
+mros_as_seen(PyObject *module, PyObject *args)
+{
+    PyObject *classes, *mros;
+    if (!PyArg_ParseTuple(args, "O!O!:mros_as_seen", &PyList_Type, &classes, &PyList_Type, &mros)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(classes);
+    if (PyList_GET_SIZE(mros) != n) {
+        PyErr_SetString(PyExc_ValueError, "mros_as_seen(classes, mros): lists of one length");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *cls = PyList_GET_ITEM(classes, i);
+        if (!PyType_Check(cls) || ((PyTypeObject *)cls)->tp_mro != PyList_GET_ITEM(mros, i)) {
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
+/* Whether `function` runs what `state` says: (code, defaults, kwdefaults, closure cells' contents),
+ * each compared by identity (an empty cell is as bindings._EMPTY_CELL, `empty`). */
+static int
+runs_as_seen(PyObject *function, PyObject *state, PyObject *empty)
+{
+    if (!PyFunction_Check(function) || !PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 4) {
+        return 0;
+    }
+    PyObject *defaults = PyFunction_GET_DEFAULTS(function), *kwdefaults = PyFunction_GET_KW_DEFAULTS(function);
+    if (PyFunction_GET_CODE(function) != PyTuple_GET_ITEM(state, 0)
+            || (defaults ? defaults : Py_None) != PyTuple_GET_ITEM(state, 1)
+            || (kwdefaults ? kwdefaults : Py_None) != PyTuple_GET_ITEM(state, 2)) {
+        return 0;
+    }
+    PyObject *closure = PyFunction_GET_CLOSURE(function), *cells = PyTuple_GET_ITEM(state, 3);
+    Py_ssize_t n = closure ? PyTuple_GET_SIZE(closure) : 0;
+    if (!PyTuple_Check(cells) || PyTuple_GET_SIZE(cells) != n) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *content = PyCell_GET(PyTuple_GET_ITEM(closure, i));
+        if ((content ? content : empty) != PyTuple_GET_ITEM(cells, i)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static PyObject *
+functions_as_seen(PyObject *module, PyObject *args)
+{
+    PyObject *functions, *states, *empty;
+    if (!PyArg_ParseTuple(args, "O!O!O:functions_as_seen", &PyList_Type, &functions, &PyList_Type, &states,
+                          &empty)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(functions);
+    if (PyList_GET_SIZE(states) != n) {
+        PyErr_SetString(PyExc_ValueError, "functions_as_seen(functions, states, empty): lists of one length");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!runs_as_seen(PyList_GET_ITEM(functions, i), PyList_GET_ITEM(states, i), empty)) {
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
     {"version", version, METH_O,
@@ -113,6 +222,18 @@ static PyMethodDef methods[] = {
     {"holding", holding, METH_VARARGS,
      "holding(namespace: dict | type, kinds: tuple[type, ...]) -> list[(key, value)]: the entries whose "
      "value is a function with closure cells or an object whose exact type is one of `kinds`."},
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+    {"moved", moved, METH_VARARGS,
+     "moved(namespaces: list[dict | type], tags: list[int]) -> list[int]: the indices of the namespaces "
+     "whose version tag is not the one at their index of `tags`."},
+#endif
+    {"mros_as_seen", mros_as_seen, METH_VARARGS,
+     "mros_as_seen(classes: list[type], mros: list[tuple]) -> bool: whether each class's MRO is, by "
+     "identity, the tuple at its index of `mros`."},
+    {"functions_as_seen", functions_as_seen, METH_VARARGS,
+     "functions_as_seen(functions, states: list, empty) -> bool: whether each function's code, "
+     "defaults, keyword defaults and closure cells' contents are, by identity, those its state holds "
+     "(code, defaults, kwdefaults, contents; `empty` stands for an empty cell)."},
     {"cells_as_seen", cells_as_seen, METH_VARARGS,
      "cells_as_seen(cells: list[cell], contents: list) -> bool: whether every cell holds, by identity, "
      "the object at its index of `contents` (an empty cell holds nothing)."},

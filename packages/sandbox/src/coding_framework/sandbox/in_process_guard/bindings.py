@@ -100,10 +100,11 @@ class Snapshot:
         self.private = private
         # (label, live namespace, copy, mode, the class whose namespace it is or None for a module)
         self.entries: list[tuple[str, object, dict, str, type | None]] = []
-        # Per entry, (reader of its dict's version tag, the tag when copied), or None: a namespace whose
-        # tag has not moved is unchanged, and is not compared key by key (with the compiled reader; without
-        # it, private snapshots only: the audited fallback reads slower than comparing).
-        self.versions: list[tuple[Callable[[], int], int] | None] = []
+        # Per entry, (reader of its dict's version tag, the tag when copied, the namespace), or None: a
+        # namespace whose tag has not moved is unchanged, and is not compared key by key (with the
+        # compiled reader; without it, private snapshots only: the audited fallback reads slower than
+        # comparing).
+        self.versions: list[tuple[Callable[[], int], int, dict | type] | None] = []
         self.modules: list[tuple[str, types.ModuleType]] = []
         # (label, reader of the namespace's version tag, the tag now): see seal
         self.sealed: list[tuple[str, Callable[[], int], int]] = []
@@ -234,12 +235,13 @@ class Snapshot:
         self.entries.append((label, namespace, dict(namespace), mode, None))
         self.versions.append(self._version(namespace))
 
-    def _version(self, namespace: dict | type) -> tuple[Callable[[], int], int] | None:
-        """(reader, tag now) of a namespace (a class: its own), or None where none is kept."""
+    def _version(self, namespace: dict | type) -> tuple[Callable[[], int], int, dict | type] | None:
+        """(reader, tag now, the namespace) of a namespace (a class: its own), or None where none is
+        kept."""
         if not (self.private or _C_VERSION is not None) or not _tags_readable():
             return None
         read = version_reader(namespace, private=self.private)
-        return read, read()
+        return read, read(), namespace
 
 
 # Caches keyed by what their callers ask for, which hand back what they hold without looking at it. A
@@ -260,14 +262,14 @@ SEALED_MODULES = ("unittest.case", "unittest.suite", "unittest.result", "unittes
                   "contextlib")  # unittest's test parts and subtests are its context managers
 _VERSION_INDEX = 3  # PyDictObject: ob_refcnt, ob_type, ma_used, ma_version_tag (64-bit words)
 try:
-    from coding_framework.sandbox.in_process_guard._namespace_reads import cells_as_seen as _C_CELLS_AS_SEEN
-    from coding_framework.sandbox.in_process_guard._namespace_reads import holding as _C_HOLDING
+    from coding_framework.sandbox.in_process_guard import _namespace_reads
 except ImportError:  # not built (no compiler)
-    _C_HOLDING = _C_CELLS_AS_SEEN = None
-try:
-    from coding_framework.sandbox.in_process_guard._namespace_reads import version as _C_VERSION
-except ImportError:  # not built, or a Python whose tags it does not read
-    _C_VERSION = None
+    _namespace_reads = None
+_C_HOLDING, _C_CELLS_AS_SEEN, _C_FUNCTIONS_AS_SEEN, _C_MROS_AS_SEEN = (
+    getattr(_namespace_reads, name, None) for name in ("holding", "cells_as_seen", "functions_as_seen",
+                                                        "mros_as_seen"))
+# (None where not built, or in a Python whose tags they do not read)
+_C_VERSION, _C_MOVED = getattr(_namespace_reads, "version", None), getattr(_namespace_reads, "moved", None)
 
 
 def version_reader(namespace: dict | type, private: bool = False) -> Callable[[], int] | None:
@@ -473,14 +475,25 @@ def make_checker(
     str_startswith, str_endswith = str.startswith, str.endswith
     function = types.FunctionType
     entries = [e for s in snapshots for e in s.entries]
-    # Per entry, [reader, the version in which it was last found as recorded] (Snapshot.versions).
+    # Per entry, [reader, the tag with which it was last found as recorded, namespace] (Snapshot.versions).
     versions = [list(v) if v is not None else None for s in snapshots for v in s.versions]
+    # With the compiled reads, the entries whose tags moved are found in one C call (`moved`, over the
+    # entries with a tag and their tags as last found as recorded); the others are not stepped through.
+    moved = _C_MOVED
+    tagged = [i for i, v in enumerate(versions) if v is not None]
+    untagged = [i for i, v in enumerate(versions) if v is None]
+    tagged_spaces, tagged_tags = [versions[i][2] for i in tagged], [versions[i][1] for i in tagged]
+    slot = {i: j for j, i in enumerate(tagged)}
     loaded = [m for s in snapshots for m in s.modules]
     sealed = [e for s in snapshots for e in s.sealed]
     functions = [e for s in snapshots for e in s.sealed_functions]
     mros = [e for s in snapshots for e in s.class_mros]
     library_state = make_state_check(snapshots, is_trusted, harness_side=harness_side)
     function_state, same_state, mro_of, same_definition = _function_state, _same_state, _MRO, _same_definition
+    # (the sealed functions' and the MROs' lists, as their C comparisons take them)
+    sealed_functions, sealed_states = [func for _, func, _ in functions], [state for _, _, state in functions]
+    mro_classes, mro_tuples = [cls for _, cls, _ in mros], [mro for _, _, mro in mros]
+    functions_as_seen, mros_as_seen = _C_FUNCTIONS_AS_SEEN, _C_MROS_AS_SEEN
     lazy_attribute = functools.partial(_six_lazy_attribute, is_trusted=is_trusted)
     behaviour, inherited, known_replacement = _behaviour, _inherited, _known_replacement
 
@@ -493,23 +506,32 @@ def make_checker(
 
     def changes() -> list[str]:
         found = [f"{label} was changed" for label, read, seen in sealed if read() != seen][:limit]
-        found += [f"{label} runs other code" for label, func, state in functions
-                  if not same_state(state, function_state(func))][:limit]
-        found += [f"{label} was given other bases" for label, cls, mro in mros
-                  if mro_of(cls) is not mro][:limit]
+        if functions_as_seen is None or not functions_as_seen(sealed_functions, sealed_states, _EMPTY_CELL):
+            found += [f"{label} runs other code" for label, func, state in functions
+                      if not same_state(state, function_state(func))][:limit]
+        if mros_as_seen is None or not mros_as_seen(mro_classes, mro_tuples):
+            found += [f"{label} was given other bases" for label, cls, mro in mros
+                      if mro_of(cls) is not mro][:limit]
         found += library_state()
         modules = modules_now
         if copied is not None:
             modules = copied(modules_now)
             if modules is None:
                 return [*found, "sys.modules holds a key that is not a str"][:limit]
-        for name, module in loaded:
-            if modules.get(name) is not module and not program_made_only:
-                found.append(f"sys.modules[{name!r}] was replaced or removed")
+        if not program_made_only:
+            for name, module in loaded:
+                if modules.get(name) is not module:
+                    found.append(f"sys.modules[{name!r}] was replaced or removed")
         filters = foreign_filter()
         if filters:
             found.append(filters)
-        for (label, live, saved, mode, cls), version in zip(entries, versions, strict=True):
+        if moved is not None:
+            order = [*untagged, *(tagged[j] for j in moved(tagged_spaces, tagged_tags))]
+            order.sort()
+        else:
+            order = range(len_(entries))
+        for index in order:
+            (label, live, saved, mode, cls), version = entries[index], versions[index]
             count = len_(found)
             if count >= limit:
                 break
@@ -567,6 +589,7 @@ def make_checker(
                 found.extend(f"{label}.{k} was added" for k in added[:limit])
             if version is not None and recorded:
                 version[1] = now  # as recorded, in this version: skipped until it changes again
+                tagged_tags[slot[index]] = now
         return found[:limit]
 
     return changes
