@@ -184,11 +184,12 @@ class Snapshot:
         """Record what the functions and descriptors bound in the namespaces recorded so far (modules
         and their classes) hold: their closure cells' contents (a decorator's wrapper calls the function
         in its cell: `pd.testing.assert_frame_equal`'s set to `"".format` passed every frame, red-team
-        round 58c), what a staticmethod, classmethod, property, partial, partialmethod or cached_property
-        holds (each can be made to hold another in place: `property.__init__(p, ...)`,
-        `partial.__setstate__`), and the same of functions held in cells, HELD_DEPTH levels down. None
-        of these changes a namespace, raises an audit event, or runs the program's code where the watch
-        would see it. `source`: a snapshot of the same moment whose record to share (one walk)."""
+        round 58c), what a staticmethod, classmethod, property, partial, partialmethod, cached_property
+        or DynamicClassAttribute holds (each can be made to hold another in place: `property.__init__(p,
+        ...)`, `partial.__setstate__`, `fget = ...`: _HELD_FIELDS), the keyword arguments of partials
+        (`tables`), and the same of functions held in cells, HELD_DEPTH levels down. None of these
+        changes a namespace, raises an audit event, or runs the program's code where the watch would
+        see it. `source`: a snapshot of the same moment whose record to share (one walk)."""
         if source is not None:
             self.cells, self.holders, self.tables = source.cells, source.holders, source.tables
             return
