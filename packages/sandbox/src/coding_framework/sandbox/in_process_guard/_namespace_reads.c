@@ -84,16 +84,34 @@ holding(PyObject *module, PyObject *args)
     return found;
 }
 
+/* The arguments of the comparisons below: two lists of one length, and one more object where `extra` is
+ * given. Their length, or -1 with an error set. */
+static Py_ssize_t
+paired_lists(PyObject *args, const char *function, PyObject **first, PyObject **second, PyObject **extra)
+{
+    if (PyTuple_GET_SIZE(args) != (extra ? 3 : 2) || !PyList_Check(PyTuple_GET_ITEM(args, 0))
+            || !PyList_Check(PyTuple_GET_ITEM(args, 1))) {
+        PyErr_Format(PyExc_TypeError, "%s: two lists%s", function, extra ? " and an object" : "");
+        return -1;
+    }
+    *first = PyTuple_GET_ITEM(args, 0);
+    *second = PyTuple_GET_ITEM(args, 1);
+    if (extra) {
+        *extra = PyTuple_GET_ITEM(args, 2);
+    }
+    if (PyList_GET_SIZE(*first) != PyList_GET_SIZE(*second)) {
+        PyErr_Format(PyExc_ValueError, "%s: lists of one length", function);
+        return -1;
+    }
+    return PyList_GET_SIZE(*first);
+}
+
 static PyObject *
 cells_as_seen(PyObject *module, PyObject *args)
 {
     PyObject *cells, *contents;
-    if (!PyArg_ParseTuple(args, "O!O!:cells_as_seen", &PyList_Type, &cells, &PyList_Type, &contents)) {
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(cells);
-    if (PyList_GET_SIZE(contents) != n) {
-        PyErr_SetString(PyExc_ValueError, "cells_as_seen(cells, contents): lists of one length");
+    Py_ssize_t n = paired_lists(args, "cells_as_seen", &cells, &contents, NULL);
+    if (n < 0) {
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -110,12 +128,8 @@ static PyObject *
 moved(PyObject *module, PyObject *args)
 {
     PyObject *namespaces, *tags;
-    if (!PyArg_ParseTuple(args, "O!O!:moved", &PyList_Type, &namespaces, &PyList_Type, &tags)) {
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(namespaces);
-    if (PyList_GET_SIZE(tags) != n) {
-        PyErr_SetString(PyExc_ValueError, "moved(namespaces, tags): lists of one length");
+    Py_ssize_t n = paired_lists(args, "moved", &namespaces, &tags, NULL);
+    if (n < 0) {
         return NULL;
     }
     PyObject *found = PyList_New(0);
@@ -147,12 +161,8 @@ static PyObject *
 mros_as_seen(PyObject *module, PyObject *args)
 {
     PyObject *classes, *mros;
-    if (!PyArg_ParseTuple(args, "O!O!:mros_as_seen", &PyList_Type, &classes, &PyList_Type, &mros)) {
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(classes);
-    if (PyList_GET_SIZE(mros) != n) {
-        PyErr_SetString(PyExc_ValueError, "mros_as_seen(classes, mros): lists of one length");
+    Py_ssize_t n = paired_lists(args, "mros_as_seen", &classes, &mros, NULL);
+    if (n < 0) {
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -196,13 +206,8 @@ static PyObject *
 functions_as_seen(PyObject *module, PyObject *args)
 {
     PyObject *functions, *states, *empty;
-    if (!PyArg_ParseTuple(args, "O!O!O:functions_as_seen", &PyList_Type, &functions, &PyList_Type, &states,
-                          &empty)) {
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(functions);
-    if (PyList_GET_SIZE(states) != n) {
-        PyErr_SetString(PyExc_ValueError, "functions_as_seen(functions, states, empty): lists of one length");
+    Py_ssize_t n = paired_lists(args, "functions_as_seen", &functions, &states, &empty);
+    if (n < 0) {
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {

@@ -117,7 +117,7 @@ class Snapshot:
         # non-empty cells; per reader of _HELD_FIELDS, (reader, holders, what it read, labels).
         self.cells: tuple[list[str], list[types.CellType], list[object]] = ([], [], [])
         self.holders: list[tuple[Callable, list, list, list[str]]] = []
-        # (label, dict, a copy): the keyword arguments partials and partialmethods hold, which can be
+        # (label, dict, a copy): the dicts holders hold, a partial's keyword arguments, which can be
         # changed in place (round 58d: numpy's `_default_array_str` given another `array2string`)
         self.tables: list[tuple[str, dict, dict]] = []
         # (label, getter): objects tests use without a binding, checked for methods of the program's
@@ -197,33 +197,32 @@ class Snapshot:
                 for key, value in _holding(live if cls is None else cls)]
         seen, (labels, cells, contents), fields = set(), self.cells, _HELD_FIELDS
         groups: dict[int, tuple[Callable, list, list, list[str]]] = {}
-        function, closure, content_of, type_, id_ = _FUNCTION, _CLOSURE, _CELL_CONTENTS, _type, _id
+        function, closure, content_of, type_, id_ = _FUNCTION, _CLOSURE, _cell_content, _type, _id
         while todo:
             where, value, depth = todo.pop()
             kind = type_(value)
             if id_(value) in seen or (kind is not function and id_(kind) not in fields):
                 continue
             seen.add(id_(value))
+            held = []
             if kind is function:
-                held = []
                 for cell in closure(value) or ():
-                    if _cell_content(cell) is not _EMPTY_CELL:
-                        held.append(content_of(cell))
+                    content = content_of(cell)
+                    if content is not _EMPTY_CELL:
+                        held.append(content)
                         labels.append(where)
                         cells.append(cell)
-                        contents.append(held[-1])
+                        contents.append(content)
             else:
-                held = []
                 for read in fields[id_(kind)]:
+                    item = read(value)
+                    held.append(item)
                     group = groups.setdefault(id_(read), (read, [], [], []))
-                    held.append(read(value))
                     group[1].append(value)
-                    group[2].append(held[-1])
+                    group[2].append(item)
                     group[3].append(where)
-                    keywords = held[-1]  # (kept as a table too: a dict, changeable in place)
-                    if (read is _KEYWORDS[0] or read is _KEYWORDS[1]) and type_(keywords) is dict \
-                            and keywords:
-                        self.tables.append((where, keywords, dict(keywords)))
+                    if type_(item) is dict and item:  # (a partial's keywords: changeable in place)
+                        self.tables.append((where, item, dict(item)))
             if depth < HELD_DEPTH:
                 todo.extend((f"{where}.<held>", item, depth + 1) for item in held
                             if type_(item) is function or id_(type_(item)) in fields)
@@ -320,8 +319,6 @@ _EMPTY_CELL = object()
 _CLOSURE = types.FunctionType.__dict__["__closure__"].__get__
 _CELL_CONTENTS = operator.attrgetter("cell_contents")
 _ACCESSORS = (operator.attrgetter("fget"), operator.attrgetter("fset"), operator.attrgetter("fdel"))
-# The readers of a partial's and a partialmethod's keyword arguments: a dict, changeable in place.
-_KEYWORDS = (functools.partial.keywords.__get__, operator.attrgetter("keywords"))
 # What a holder of a function holds, read by its type's own C-level getters (state that its `__init__`
 # or `__setstate__` replaces in place), per exact type; partialmethod and cached_property keep theirs in
 # the instance's dict, as DynamicClassAttribute and enum's property do.
@@ -329,8 +326,10 @@ _HELD_FIELDS = {
     _id(staticmethod): (staticmethod.__dict__["__func__"].__get__,),
     _id(classmethod): (classmethod.__dict__["__func__"].__get__,),
     _id(property): (property.fget.__get__, property.fset.__get__, property.fdel.__get__),
-    _id(functools.partial): (functools.partial.func.__get__, functools.partial.args.__get__, _KEYWORDS[0]),
-    _id(functools.partialmethod): (operator.attrgetter("func"), operator.attrgetter("args"), _KEYWORDS[1]),
+    _id(functools.partial): (functools.partial.func.__get__, functools.partial.args.__get__,
+                             functools.partial.keywords.__get__),
+    _id(functools.partialmethod): (operator.attrgetter("func"), operator.attrgetter("args"),
+                                   operator.attrgetter("keywords")),
     _id(functools.cached_property): (operator.attrgetter("func"),),
     # (enum's `value` and `name`: round 58d set Enum's `value` fget to `partial(min, 200)`)
     _id(types.DynamicClassAttribute): _ACCESSORS,
@@ -476,10 +475,11 @@ def make_checker(
     str_startswith, str_endswith = str.startswith, str.endswith
     function = types.FunctionType
     entries = [e for s in snapshots for e in s.entries]
-    # Per entry, [reader, the tag with which it was last found as recorded, namespace] (Snapshot.versions).
-    versions = [list(v) if v is not None else None for s in snapshots for v in s.versions]
-    # With the compiled reads, the entries whose tags moved are found in one C call (`moved`, over the
-    # entries with a tag and their tags as last found as recorded); the others are not stepped through.
+    # Per entry, (reader, tag when recorded, namespace) or None (Snapshot.versions). The entries with a
+    # tag, their namespaces, and the tag each was last found as recorded with (the one store of it,
+    # updated below); with the compiled reads, those whose tags moved are found in one C call (`moved`),
+    # and the others are not stepped through.
+    versions = [v for s in snapshots for v in s.versions]
     moved = _C_MOVED
     tagged = [i for i, v in enumerate(versions) if v is not None]
     untagged = [i for i, v in enumerate(versions) if v is None]
@@ -538,7 +538,7 @@ def make_checker(
                 break
             if version is not None:
                 now = version[0]()
-                if now == version[1]:
+                if now == tagged_tags[slot[index]]:
                     continue  # not changed since it was last found as recorded
             if copied is not None:
                 live = copied(live)
@@ -589,8 +589,7 @@ def make_checker(
                         (str_startswith(k, "__") and str_endswith(k, "__")) or inherited(cls, k)))]
                 found.extend(f"{label}.{k} was added" for k in added[:limit])
             if version is not None and recorded:
-                version[1] = now  # as recorded, in this version: skipped until it changes again
-                tagged_tags[slot[index]] = now
+                tagged_tags[slot[index]] = now  # as recorded, in this version: skipped until it changes again
         return found[:limit]
 
     return changes
