@@ -21,6 +21,7 @@ from coding_framework.evals.datasets.bigcodebench import (
 )
 from coding_framework.evals.errors import DatasetNotFoundError, InputFileError
 from coding_framework.evals.runner import EvalConfig, _pool_extras, evaluate_file
+from coding_framework.sandbox import UNITTEST_PRELOAD
 
 FULL = FIXTURES / "BigCodeBench-fixture.jsonl"
 HARD = FIXTURES / "BigCodeBench-Hard-fixture.jsonl"
@@ -71,7 +72,10 @@ def test_libraries_enough_samples_use_are_preloaded_by_each_worker():
     assert bigcodebench_preload([stdlib] * 7 + [plotting] * 2 + [fitting]) == ("pandas", "matplotlib.pyplot")
     assert bigcodebench_preload([plotting, fitting]) == ("numpy", "pandas", "matplotlib.pyplot", "sklearn")
     extras = _pool_extras(get_benchmark("bigcodebench"), FULL, [stdlib, plotting])
-    assert extras["preload"][-3:] == ("unittest.mock", "pandas", "matplotlib.pyplot")
+    assert extras["preload"][-2:] == ("pandas", "matplotlib.pyplot")
+    # and what every unittest child imports to guard the tests, once per worker
+    assert set(UNITTEST_PRELOAD) <= set(extras["preload"])
+    assert {"unittest.mock", "unittest.case", "pdb"} <= set(UNITTEST_PRELOAD)
     assert "pandas" not in _pool_extras(get_benchmark("bigcodebench"), FULL, [stdlib])["preload"]
 
 

@@ -265,6 +265,14 @@ _UNITTEST_PRELOAD = (
 )
 
 
+def _bigcodebench_preload(problems: Sequence[Any]) -> tuple[str, ...]:
+    """What each worker's zygote imports for these problems: what every unittest child imports to
+    guard the tests (~130 ms each otherwise), and the libraries enough of them use."""
+    from coding_framework.sandbox import UNITTEST_PRELOAD  # (loads the guard: only for a run that needs it)
+
+    return (*UNITTEST_PRELOAD, *bigcodebench_preload(problems))
+
+
 def _bigcodebench(name: str, description: str, loader: ProblemLoader, source: DataSource) -> Benchmark:
     return Benchmark(
         name=name,
@@ -278,7 +286,7 @@ def _bigcodebench(name: str, description: str, loader: ProblemLoader, source: Da
         reference=bigcodebench_reference,
         options=_BIGCODEBENCH_OPTIONS,
         preload=_UNITTEST_PRELOAD,
-        preload_for=bigcodebench_preload,
+        preload_for=_bigcodebench_preload,
     )
 
 

@@ -19,11 +19,13 @@ _EXPORTS = {
     "SandboxPool": "pool",
     "SandboxStartError": "pool",
     "Status": "verdict",
+    "UNITTEST_PRELOAD": "suite_runner",
     "UnittestJob": "jobs",
     "Verdict": "verdict",
 }
 __all__ = [
     "DEFAULT_PRELOAD",
+    "UNITTEST_PRELOAD",
     "FunctionCallJob",
     "IsolationReport",
     "Limits",
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
         SandboxStartError,
     )
     from coding_framework.sandbox.report import IsolationReport
+    from coding_framework.sandbox.suite_runner import UNITTEST_PRELOAD
     from coding_framework.sandbox.verdict import Status, Verdict
 
 

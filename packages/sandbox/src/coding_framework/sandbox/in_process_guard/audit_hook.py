@@ -70,6 +70,12 @@ PASS_THROUGH_MODULES = ("ctypes", "codeop", "code", "runpy", "unittest.mock", "f
 # which gives the root logger a class that drops every record, handlers printing to stdout, warnings
 # filters and a sys.path entry: red-team round 18): their files are found without importing them.
 LOCATED_ONLY = frozenset({"numpy.distutils.misc_util"})
+# What install_audit_hook imports: the pass-through modules (so that their own import-time code never
+# runs under the hook with the importer as the asker) and the code generators' modules. ~130 ms with
+# pydantic, rich, pytest and idlelib installed: a process forking many guarded children imports them
+# once, before the first fork (suite_runner.UNITTEST_PRELOAD).
+IMPORTED_AT_INSTALL = (*(name for name in PASS_THROUGH_MODULES if name not in LOCATED_ONLY), "collections",
+                       "dataclasses")
 IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 # The file names of trusted code under the trusted roots (a module loaded from a .pyc still names its
 # .py). Only Python sources: pandas' Styler and to_latex render jinja2 templates, compiled under the
@@ -402,8 +408,8 @@ def install_audit_hook(
     helper_names = {id(f.__code__): (f.__code__, name) for name, functions in FRAME_HELPERS.items()
                     for f in functions}
     generators = CodeSet(_code_generators())
-    # Imported now, so that their own import-time code does not run later under the hook with the
-    # importer as the asker; those imported elsewhere for their effects only found (LOCATED_ONLY).
+    # Imported now unless already (IMPORTED_AT_INSTALL); those imported elsewhere for their effects only
+    # found (LOCATED_ONLY).
     pass_files = frozenset(filter(None, (
         _module_file(name) if name in LOCATED_ONLY else getattr(sys.modules.get(name) or _try_import(name),
                                                                  "__file__", None)
