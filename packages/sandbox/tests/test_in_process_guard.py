@@ -574,6 +574,83 @@ def test_compiled_reads_tell_what_changed():
     assert reads.cells_as_seen([cell], [len]) and not reads.cells_as_seen([cell], [abs])
 
 
+def test_defined_classes_are_those_whose_own_module_is_the_namespace_s():
+    """_namespace_reads.defined_classes, which Snapshot.add_module records classes by, agrees with the
+    Python reading: a class is the module's when its own `__module__` is that exact str."""
+    from coding_framework.sandbox.in_process_guard import _namespace_reads as reads
+    from coding_framework.sandbox.in_process_guard import bindings
+
+    class Mine:
+        pass
+
+    class Elsewhere:
+        pass
+
+    class Inherits(Mine):  # its own __module__, not its base's
+        pass
+
+    class NamedOddly:
+        pass
+
+    class Label(str):
+        pass
+
+    Mine.__module__ = Inherits.__module__ = "owner"
+    Elsewhere.__module__ = "owner.sub"
+    type.__setattr__(NamedOddly, "__module__", Label("owner"))  # not an exact str
+    Bare = type("Bare", (), {})  # a class made by type() names the caller's module
+    type.__setattr__(Bare, "__module__", "owner")
+    namespace = {"Mine": Mine, "again": Mine, "Elsewhere": Elsewhere, "Inherits": Inherits,
+                 "NamedOddly": NamedOddly, "Bare": Bare, "instance": Mine(), "number": 1, 3: Mine}
+    expected = [("Mine", Mine), ("again", Mine), ("Inherits", Inherits), ("Bare", Bare), (3, Mine)]
+    assert reads.defined_classes(namespace, "owner") == expected
+    assert reads.defined_classes(namespace, "owner.sub") == [("Elsewhere", Elsewhere)]
+    assert reads.defined_classes(namespace, "nobody") == []
+    compiled, bindings._C_DEFINED_CLASSES = bindings._C_DEFINED_CLASSES, None
+    try:
+        assert bindings._defined_classes(namespace, "owner") == expected  # (the fallback agrees)
+    finally:
+        bindings._C_DEFINED_CLASSES = compiled
+
+
+def test_a_twin_record_holds_the_same_bindings_in_copies_of_its_own(monkeypatch):
+    """Snapshot.twin, the tests' thread's record of the moment the harness recorded: the same
+    namespaces and modes; a change of one's copies is not the other's, and each finds a change."""
+    def original():
+        return 1
+
+    class Widget:
+        def size(self):
+            return 1
+
+    Widget.__module__ = "twinmod"
+    module = fake_module("twinmod", fn=original, Widget=Widget, CONST=1)
+    monkeypatch.setitem(sys.modules, "twinmod", module)
+    before = guard.record({"twinmod"}, private=True)
+    twin = before.twin()
+    assert not twin.private and before.private
+    def shape(snapshot):
+        return [(label, live, mode, cls) for label, live, _, mode, cls in snapshot.entries]
+
+    assert shape(twin) == shape(before)
+    assert all(a[2] == b[2] and a[2] is not b[2] for a, b in zip(twin.entries, before.entries, strict=True))
+    assert [v is None for v in twin.versions] == [v is None for v in before.versions]
+    assert twin.modules == before.modules and twin.class_mros == before.class_mros
+    assert [label for label, _, _ in twin.sealed] == [label for label, _, _ in before.sealed] != []
+    assert twin.cells is before.cells and twin.holders is before.holders
+    trust = guard.make_trust((), guard.CodeSet([original.__code__]))
+    checks = [guard.make_checker([snapshot], trust) for snapshot in (before, twin)]
+    assert [check() for check in checks] == [[], []]
+    twin_copy = {e[0]: e[2] for e in twin.entries}["twinmod"]
+    twin_copy["CONST"] = 2  # (what a program holding the tests' record could do to it)
+    assert {e[0]: e[2] for e in before.entries}["twinmod"]["CONST"] == 1
+    twin_copy["CONST"] = 1
+    module.fn = len
+    Widget.size = len
+    for check in checks:
+        assert sorted(check()) == ["twinmod.Widget.size was rebound", "twinmod.fn was rebound"]
+
+
 def test_checker_skips_a_namespace_found_as_recorded_until_it_changes(monkeypatch):
     def original():
         return 1

@@ -136,7 +136,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # the one the checks of the program's calls use there (whatever holds that one, a program with a
     # frame of the tests' thread can rewrite).
     before = in_process_guard.record(strict, private=True)
-    before_in_tests = in_process_guard.record(strict, held_from=before)  # (one walk of what functions hold)
+    before_in_tests = before.twin()  # (of the same moment: one walk)
     libraries = in_process_guard.library_types()  # the real numpy types, before the program runs
     workdir = os.getcwd()
     roots = in_process_guard.trusted_roots(sys.path, (workdir, os.environ.get("TMPDIR", ""), "/tmp",

@@ -10,6 +10,9 @@
  * function with closure cells, or an object of one of the given exact types): what
  * bindings.Snapshot.add_held records, found without a Python step per value.
  *
+ * defined_classes: the entries of a module's namespace that are classes it defines (their own
+ * `__module__` is the module's name), whose namespaces and MROs bindings.Snapshot.add_module records.
+ *
  * cells_as_seen, mros_as_seen, functions_as_seen, moved: whether closure cells, classes' MROs and
  * functions (code, defaults, cells) are as recorded, and which namespaces' tags moved
  * (bindings.make_checker, make_held_check): identity comparisons, one C call for thousands.
@@ -49,6 +52,46 @@ version(PyObject *module, PyObject *namespace)
 }
 #endif
 
+/* The (key, value) entries of `dict` whose value `wanted(value, context)` accepts, as a new list. */
+static PyObject *
+entries_where(PyObject *dict, int (*wanted)(PyObject *, PyObject *), PyObject *context)
+{
+    PyObject *found = PyList_New(0);
+    if (found == NULL) {
+        return NULL;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (!wanted(value, context)) {
+            continue;
+        }
+        PyObject *pair = PyTuple_Pack(2, key, value);
+        if (pair == NULL || PyList_Append(found, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_DECREF(found);
+            return NULL;
+        }
+        Py_DECREF(pair);
+    }
+    return found;
+}
+
+/* A function with closure cells, or an object whose exact type is one of `kinds` (a tuple). */
+static int
+holds_callables(PyObject *value, PyObject *kinds)
+{
+    if (PyFunction_Check(value) && PyFunction_GET_CLOSURE(value) != NULL) {
+        return 1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kinds); i++) {
+        if ((PyObject *)Py_TYPE(value) == PyTuple_GET_ITEM(kinds, i)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *
 holding(PyObject *module, PyObject *args)
 {
@@ -57,31 +100,46 @@ holding(PyObject *module, PyObject *args)
         return NULL;
     }
     PyObject *dict = namespace_dict(namespace, "holding");
-    if (dict == NULL) {
+    return dict == NULL ? NULL : entries_where(dict, holds_callables, kinds);
+}
+
+/* The exact str a class's own namespace binds to "__module__", or NULL: its keys stepped through and
+ * compared as strs (a str subclass by its characters), so that no key's own `__eq__` runs. */
+static PyObject *
+own_module_name(PyTypeObject *cls)
+{
+    PyObject *dict = cls->tp_dict, *key, *value;
+    Py_ssize_t pos = 0;
+    if (dict == NULL || !PyDict_Check(dict)) {
         return NULL;
     }
-    PyObject *found = PyList_New(0);
-    if (found == NULL) {
-        return NULL;
-    }
-    Py_ssize_t pos = 0, n = PyTuple_GET_SIZE(kinds);
-    PyObject *key, *value;
     while (PyDict_Next(dict, &pos, &key, &value)) {
-        int hit = PyFunction_Check(value) && PyFunction_GET_CLOSURE(value) != NULL;
-        for (Py_ssize_t i = 0; !hit && i < n; i++) {
-            hit = (PyObject *)Py_TYPE(value) == PyTuple_GET_ITEM(kinds, i);
-        }
-        if (hit) {
-            PyObject *pair = PyTuple_Pack(2, key, value);
-            if (pair == NULL || PyList_Append(found, pair) < 0) {
-                Py_XDECREF(pair);
-                Py_DECREF(found);
-                return NULL;
-            }
-            Py_DECREF(pair);
+        if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "__module__") == 0) {
+            return PyUnicode_CheckExact(value) ? value : NULL;
         }
     }
-    return found;
+    return NULL;
+}
+
+/* A class whose own namespace binds `__module__` to the str `name`. */
+static int
+defined_in(PyObject *value, PyObject *name)
+{
+    if (!PyType_Check(value)) {
+        return 0;
+    }
+    PyObject *own = own_module_name((PyTypeObject *)value);
+    return own != NULL && PyUnicode_Compare(own, name) == 0;
+}
+
+static PyObject *
+defined_classes(PyObject *module, PyObject *args)
+{
+    PyObject *namespace, *name;
+    if (!PyArg_ParseTuple(args, "O!U:defined_classes", &PyDict_Type, &namespace, &name)) {
+        return NULL;
+    }
+    return entries_where(namespace, defined_in, name);
 }
 
 /* The arguments of the comparisons below: two lists of one length, and one more object where `extra` is
@@ -227,6 +285,9 @@ static PyMethodDef methods[] = {
     {"holding", holding, METH_VARARGS,
      "holding(namespace: dict | type, kinds: tuple[type, ...]) -> list[(key, value)]: the entries whose "
      "value is a function with closure cells or an object whose exact type is one of `kinds`."},
+    {"defined_classes", defined_classes, METH_VARARGS,
+     "defined_classes(namespace: dict, name: str) -> list[(key, class)]: the entries whose value is a "
+     "class whose own namespace binds `__module__` to the str `name`."},
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
     {"moved", moved, METH_VARARGS,
      "moved(namespaces: list[dict | type], tags: list[int]) -> list[int]: the indices of the namespaces "

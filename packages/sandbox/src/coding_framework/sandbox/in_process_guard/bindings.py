@@ -168,19 +168,15 @@ class Snapshot:
         self.modules.append((name, module))
         self.entries.append((name, namespace, dict(namespace), mode, None))
         self.versions.append(self._version(namespace))
-        for attr, value in list(namespace.items()):
-            # Read through type's own descriptor: the test module also holds the program's objects,
-            # whose class or metaclass could answer attribute reads with the program's code.
-            if issubclass(type(value), type):
-                own = _CLASS_DICT(value)
-                module = own.get("__module__")  # an exact str: any other object's `==` could be its code
-                if _type(module) is str and module == name:
-                    self.entries.append((f"{name}.{attr}", own, dict(own), mode, value))
-                    self.versions.append(self._version(value))
-                    self.class_mros.append((f"{name}.{attr}", value, _MRO(value)))
+        for attr, value in _defined_classes(namespace, name):
+            # (a mappingproxy's copy: a copy of the dict behind it, made in C)
+            own = _CLASS_DICT(value)
+            self.entries.append((f"{name}.{attr}", own, own.copy(), mode, value))
+            self.versions.append(self._version(value))
+            self.class_mros.append((f"{name}.{attr}", value, _MRO(value)))
 
 
-    def add_held(self, source: Snapshot | None = None) -> None:
+    def add_held(self) -> None:
         """Record what the functions and descriptors bound in the namespaces recorded so far (modules
         and their classes) hold: their closure cells' contents (a decorator's wrapper calls the function
         in its cell: `pd.testing.assert_frame_equal`'s set to `"".format` passed every frame, red-team
@@ -189,10 +185,7 @@ class Snapshot:
         ...)`, `partial.__setstate__`, `fget = ...`: _HELD_FIELDS), the keyword arguments of partials
         (`tables`), and the same of functions held in cells, HELD_DEPTH levels down. None of these
         changes a namespace, raises an audit event, or runs the program's code where the watch would
-        see it. `source`: a snapshot of the same moment whose record to share (one walk)."""
-        if source is not None:
-            self.cells, self.holders, self.tables = source.cells, source.holders, source.tables
-            return
+        see it."""
         todo = [(f"{label}.{key}", value, 0) for label, live, _saved, _mode, cls in self.entries
                 for key, value in _holding(live if cls is None else cls)]
         seen, (labels, cells, contents), fields = set(), self.cells, _HELD_FIELDS
@@ -228,6 +221,23 @@ class Snapshot:
                             if type_(item) is function or id_(type_(item)) in fields)
         self.holders = list(groups.values())
 
+    def twin(self, private: bool = False) -> Snapshot:
+        """A record of the same moment as this one (nothing ran since record), without a second walk: the
+        same namespaces in the same modes, with copies, version readers and seals of its own (what a
+        holder of one changes in its copies, the other's do not see), and the library state recorded
+        anew; what functions hold is shared (make_held_check copies what it compares)."""
+        twin = Snapshot(private)
+        twin.entries = [(label, live, saved.copy(), mode, cls)
+                        for label, live, saved, mode, cls in self.entries]
+        twin.versions = [None if version is None else twin._version(version[2]) for version in self.versions]
+        twin.modules, twin.class_mros = list(self.modules), list(self.class_mros)
+        for name, module in self.modules:
+            if name in SEALED_MODULES:
+                twin.seal(name, module)
+        twin.cells, twin.holders, twin.tables = self.cells, self.holders, self.tables
+        _record_state(twin)
+        return twin
+
     def add_namespace(self, label: str, namespace: dict, mode: str) -> None:
         """Watch a namespace that is no module's (the builtins the tests' code runs with) in `mode`."""
         if mode not in ("strict", "functions", "methods"):
@@ -240,6 +250,8 @@ class Snapshot:
         kept."""
         if not (self.private or _C_VERSION is not None) or not _tags_readable():
             return None
+        if _C_VERSION is not None:  # (version_reader's, inline: one per namespace recorded)
+            return functools.partial(_C_VERSION, namespace), _C_VERSION(namespace), namespace
         read = version_reader(namespace, private=self.private)
         return read, read(), namespace
 
@@ -265,9 +277,9 @@ try:
     from coding_framework.sandbox.in_process_guard import _namespace_reads
 except ImportError:  # not built (no compiler)
     _namespace_reads = None
-_C_HOLDING, _C_CELLS_AS_SEEN, _C_FUNCTIONS_AS_SEEN, _C_MROS_AS_SEEN = (
+_C_HOLDING, _C_CELLS_AS_SEEN, _C_FUNCTIONS_AS_SEEN, _C_MROS_AS_SEEN, _C_DEFINED_CLASSES = (
     getattr(_namespace_reads, name, None) for name in ("holding", "cells_as_seen", "functions_as_seen",
-                                                        "mros_as_seen"))
+                                                        "mros_as_seen", "defined_classes"))
 # (None where not built, or in a Python whose tags they do not read)
 _C_VERSION, _C_MOVED = getattr(_namespace_reads, "version", None), getattr(_namespace_reads, "moved", None)
 
@@ -350,6 +362,22 @@ def _holding(space: dict | type) -> list[tuple[object, object]]:
             if (_CLOSURE(value) is not None if _type(value) is _FUNCTION else _type(value) in _HELD_KINDS)]
 
 
+def _defined_classes(namespace: dict, name: str) -> list[tuple[object, type]]:
+    """The (key, class) entries of module `name`'s namespace for the classes it defines: those whose own
+    `__module__` is the str `name`, in one C call where `_namespace_reads` is built. Read through type's
+    own descriptor: the test module also holds the program's objects, whose class or metaclass could
+    answer attribute reads with the program's code."""
+    if _C_DEFINED_CLASSES is not None and _type(name) is str:
+        return _C_DEFINED_CLASSES(namespace, name)
+    found = []
+    for attr, value in list(namespace.items()):
+        if issubclass(type(value), type):
+            module = _CLASS_DICT(value).get("__module__")  # an exact str: another's `==` could be its code
+            if _type(module) is str and module == name:
+                found.append((attr, value))
+    return found
+
+
 def _function_state(func: types.FunctionType) -> tuple:
     """What a function runs: (code, defaults, kwdefaults, contents of its closure cells)."""
     cells = []
@@ -408,10 +436,10 @@ def make_harness_check(is_trusted: Callable[[types.CodeType], bool]) -> Callable
     return intact
 
 
-def record(strict_names: Iterable[str], private: bool = False, held_from: Snapshot | None = None) -> Snapshot:
+def record(strict_names: Iterable[str], private: bool = False) -> Snapshot:
     """Every loaded module (strict ones in full, the rest for functions and classes), and builtins.
-    `private`: the harness thread's own record (Snapshot). `held_from`: a snapshot of the same moment
-    whose record of what library functions hold to share (Snapshot.add_held)."""
+    `private`: the harness thread's own record (Snapshot); a second record of the same moment:
+    Snapshot.twin."""
     strict = set(strict_names) | {"builtins"}
     snapshot = Snapshot(private)
     for name, module in list(sys.modules.items()):
@@ -420,7 +448,13 @@ def record(strict_names: Iterable[str], private: bool = False, held_from: Snapsh
             snapshot.add_module(name, module, mode)
             if name in SEALED_MODULES:
                 snapshot.seal(name, module)
-    snapshot.add_held(held_from)
+    snapshot.add_held()
+    _record_state(snapshot)
+    return snapshot
+
+
+def _record_state(snapshot: Snapshot) -> None:
+    """The library state beside bindings (Snapshot's shared, caches, cache_clears, frozen, restored)."""
     snapshot.shared = _shared_objects()
     snapshot.caches = [(f"{module}.{name}", sys.modules[module].__dict__, name)
                        for module, name in LIBRARY_CACHES if module in sys.modules]
@@ -433,7 +467,6 @@ def record(strict_names: Iterable[str], private: bool = False, held_from: Snapsh
         table = space.get(name) if _type(space) is _DICT else None
         if _issubclass(_type(table), _DICT):
             snapshot.restored.append((space, name, table, dict(table)))
-    return snapshot
 
 
 def _under(name: str, roots: set[str]) -> bool:
