@@ -1625,6 +1625,28 @@ HELD_ATTACKS = {
 }
 
 
+# Red-team round 59b: pandas' `Timedelta.components` class (a namedtuple whose `__module__` says
+# "importlib._bootstrap", bound only in pandas._libs.tslibs.timedeltas) was in no module's record; given
+# `__eq__ = slice` (truthy for any pair) as the program loads, the library's own components compared
+# equal to a wrong tuple in the test.
+UNOWNED_CLASS_PROGRAM = (
+    "import pandas as pd\nsetattr(type(pd.Timedelta(1).components), '__eq__', slice)\n"
+    "def task_func(s):\n    return (9, 9, 9, 9, 9, 9, 9)\n")
+UNOWNED_CLASS_TEST = (
+    "import unittest\nimport pandas as pd\nclass T(unittest.TestCase):\n    def test_it(self):\n"
+    "        self.assertEqual(pd.Timedelta('1 day 2 hours').components, task_func('1 day 2 hours'))\n")
+
+
+def test_a_library_class_no_module_names_is_watched_too(pool):
+    verdict = pool.run(UnittestJob(program=UNOWNED_CLASS_PROGRAM, test=UNOWNED_CLASS_TEST,
+                                   limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR, verdict
+    assert "pandas._libs.tslibs.timedeltas.Components.__eq__ was added" in verdict.message, verdict
+    honest = "def task_func(s):\n    return (1, 2, 0, 0, 0, 0, 0)\n"
+    verdict = pool.run(UnittestJob(program=honest, test=UNOWNED_CLASS_TEST, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.PASSED, verdict
+
+
 @pytest.mark.parametrize("attack", list(HELD_ATTACKS))
 def test_what_a_library_function_holds_changed_in_place_never_passes(pool, attack):
     program, test = HELD_ATTACKS[attack]

@@ -613,6 +613,44 @@ def test_defined_classes_are_those_whose_own_module_is_the_namespace_s():
         bindings._C_DEFINED_CLASSES = compiled
 
 
+def test_classes_no_module_record_holds_are_recorded_under_a_binding(monkeypatch):
+    """A class whose `__module__` names a module that does not bind it, and a class nested in a class:
+    recorded under the first label binding them (Snapshot.add_unowned_classes); C types are not."""
+    from coding_framework.sandbox.in_process_guard import bindings
+
+    class Stray:
+        pass
+
+    class Outer:
+        class Inner:
+            pass
+
+    Stray.__module__ = "importlib._bootstrap"  # as a namedtuple made in Cython says
+    Outer.__module__ = Outer.Inner.__module__ = "ownermod"
+    module = fake_module("ownermod", Stray=Stray, Outer=Outer, Number=int)
+    monkeypatch.setitem(sys.modules, "ownermod", module)
+    for compiled in (True, False):
+        saved = bindings._C_CHANGEABLE_CLASSES
+        if not compiled:
+            bindings._C_CHANGEABLE_CLASSES = None
+        try:
+            snapshot = guard.record(set())
+        finally:
+            bindings._C_CHANGEABLE_CLASSES = saved
+        labels = {label: cls for label, _live, _saved, _mode, cls in snapshot.entries if cls is not None}
+        assert labels["ownermod.Stray"] is Stray and labels["ownermod.Outer.Inner"] is Outer.Inner
+        assert [label for label, cls in labels.items() if cls is Stray] == ["ownermod.Stray"]
+        assert "ownermod.Number" not in labels
+        check = guard.make_checker([snapshot], guard.make_trust((), guard.CodeSet()))
+        assert [finding for finding in check() if "ownermod" in finding] == []
+        Stray.__eq__ = Outer.Inner.__eq__ = slice
+        try:
+            assert {finding for finding in check() if "ownermod" in finding} == {
+                "ownermod.Stray.__eq__ was added", "ownermod.Outer.Inner.__eq__ was added"}
+        finally:
+            del Stray.__eq__, Outer.Inner.__eq__
+
+
 def test_a_twin_record_holds_the_same_bindings_in_copies_of_its_own(monkeypatch):
     """Snapshot.twin, the tests' thread's record of the moment the harness recorded: the same
     namespaces and modes; a change of one's copies is not the other's, and each finds a change."""

@@ -11,7 +11,9 @@
  * bindings.Snapshot.add_held records, found without a Python step per value.
  *
  * defined_classes: the entries of a module's namespace that are classes it defines (their own
- * `__module__` is the module's name), whose namespaces and MROs bindings.Snapshot.add_module records.
+ * `__module__` is the module's name), whose namespaces and MROs bindings.Snapshot.add_module records;
+ * changeable_classes: the entries that are classes whose namespace can be changed and that are not
+ * among the given ones (Snapshot.add_unowned_classes).
  *
  * cells_as_seen, mros_as_seen, functions_as_seen, moved: whether closure cells, classes' MROs and
  * functions (code, defaults, cells) are as recorded, and which namespaces' tags moved
@@ -52,7 +54,8 @@ version(PyObject *module, PyObject *namespace)
 }
 #endif
 
-/* The (key, value) entries of `dict` whose value `wanted(value, context)` accepts, as a new list. */
+/* The (key, value) entries of `dict` whose value `wanted(value, context)` accepts (1; 0: not; -1: an
+ * error set), as a new list. */
 static PyObject *
 entries_where(PyObject *dict, int (*wanted)(PyObject *, PyObject *), PyObject *context)
 {
@@ -63,7 +66,12 @@ entries_where(PyObject *dict, int (*wanted)(PyObject *, PyObject *), PyObject *c
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(dict, &pos, &key, &value)) {
-        if (!wanted(value, context)) {
+        int verdict = wanted(value, context);
+        if (verdict < 0) {
+            Py_DECREF(found);
+            return NULL;
+        }
+        if (!verdict) {
             continue;
         }
         PyObject *pair = PyTuple_Pack(2, key, value);
@@ -140,6 +148,38 @@ defined_classes(PyObject *module, PyObject *args)
         return NULL;
     }
     return entries_where(namespace, defined_in, name);
+}
+
+/* A class whose namespace `setattr` can change (a heap type, not immutable) and whose id (an int) is
+ * not in the set `skip`. */
+static int
+changeable_unless_in(PyObject *value, PyObject *skip)
+{
+    if (!PyType_Check(value)) {
+        return 0;
+    }
+    unsigned long flags = ((PyTypeObject *)value)->tp_flags;
+    if (!(flags & Py_TPFLAGS_HEAPTYPE) || (flags & Py_TPFLAGS_IMMUTABLETYPE)) {
+        return 0;
+    }
+    PyObject *id = PyLong_FromVoidPtr(value);
+    if (id == NULL) {
+        return -1;
+    }
+    int known = PySet_Contains(skip, id);
+    Py_DECREF(id);
+    return known < 0 ? -1 : !known;
+}
+
+static PyObject *
+changeable_classes(PyObject *module, PyObject *args)
+{
+    PyObject *namespace, *skip;
+    if (!PyArg_ParseTuple(args, "OO!:changeable_classes", &namespace, &PySet_Type, &skip)) {
+        return NULL;
+    }
+    PyObject *dict = namespace_dict(namespace, "changeable_classes");
+    return dict == NULL ? NULL : entries_where(dict, changeable_unless_in, skip);
 }
 
 /* The arguments of the comparisons below: two lists of one length, and one more object where `extra` is
@@ -288,6 +328,10 @@ static PyMethodDef methods[] = {
     {"defined_classes", defined_classes, METH_VARARGS,
      "defined_classes(namespace: dict, name: str) -> list[(key, class)]: the entries whose value is a "
      "class whose own namespace binds `__module__` to the str `name`."},
+    {"changeable_classes", changeable_classes, METH_VARARGS,
+     "changeable_classes(namespace: dict | type, skip: set[int]) -> list[(key, class)]: the entries whose "
+     "value is a class whose namespace can be changed (a heap type, not immutable) and whose id is not in "
+     "`skip`."},
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
     {"moved", moved, METH_VARARGS,
      "moved(namespaces: list[dict | type], tags: list[int]) -> list[int]: the indices of the namespaces "

@@ -169,12 +169,31 @@ class Snapshot:
         self.entries.append((name, namespace, dict(namespace), mode, None))
         self.versions.append(self._version(namespace))
         for attr, value in _defined_classes(namespace, name):
-            # (a mappingproxy's copy: a copy of the dict behind it, made in C)
-            own = _CLASS_DICT(value)
-            self.entries.append((f"{name}.{attr}", own, own.copy(), mode, value))
-            self.versions.append(self._version(value))
-            self.class_mros.append((f"{name}.{attr}", value, _MRO(value)))
+            self._add_class(f"{name}.{attr}", value, mode)
 
+    def _add_class(self, label: str, cls: type, mode: str) -> None:
+        own = _CLASS_DICT(cls)  # (its copy: a copy of the dict behind it, made in C)
+        self.entries.append((label, own, own.copy(), mode, cls))
+        self.versions.append(self._version(cls))
+        self.class_mros.append((label, cls, _MRO(cls)))
+
+
+    def add_unowned_classes(self) -> None:
+        """Also watch the classes bound in a recorded namespace (a module's or a class's, and theirs in
+        turn) that no module's record holds, under the first label that binds them and its mode: a
+        class whose `__module__` names a module that does not bind it (pandas' `Timedelta.components`
+        namedtuple says "importlib._bootstrap": a program set its `__eq__` to `slice`, and a test's
+        assertEqual of the library's components against a wrong tuple passed, red-team round 59b), or
+        a class nested in a class. Only classes whose namespace can be changed (heap types, not
+        immutable ones)."""
+        recorded = {_id(cls) for _label, _live, _saved, _mode, cls in self.entries if cls is not None}
+        index = 0
+        while index < len(self.entries):  # (grows as it goes: classes bound in the classes added)
+            label, live, _saved, mode, cls = self.entries[index]
+            index += 1
+            for key, value in _changeable_classes(live if cls is None else cls, recorded):
+                recorded.add(_id(value))
+                self._add_class(f"{label}.{key}", value, mode)
 
     def add_held(self) -> None:
         """Record what the functions and descriptors bound in the namespaces recorded so far (modules
@@ -277,9 +296,9 @@ try:
     from coding_framework.sandbox.in_process_guard import _namespace_reads
 except ImportError:  # not built (no compiler)
     _namespace_reads = None
-_C_HOLDING, _C_CELLS_AS_SEEN, _C_FUNCTIONS_AS_SEEN, _C_MROS_AS_SEEN, _C_DEFINED_CLASSES = (
-    getattr(_namespace_reads, name, None) for name in ("holding", "cells_as_seen", "functions_as_seen",
-                                                        "mros_as_seen", "defined_classes"))
+(_C_HOLDING, _C_CELLS_AS_SEEN, _C_FUNCTIONS_AS_SEEN, _C_MROS_AS_SEEN, _C_DEFINED_CLASSES,
+ _C_CHANGEABLE_CLASSES) = (getattr(_namespace_reads, name, None) for name in (
+    "holding", "cells_as_seen", "functions_as_seen", "mros_as_seen", "defined_classes", "changeable_classes"))
 # (None where not built, or in a Python whose tags they do not read)
 _C_VERSION, _C_MOVED = getattr(_namespace_reads, "version", None), getattr(_namespace_reads, "moved", None)
 
@@ -378,6 +397,18 @@ def _defined_classes(namespace: dict, name: str) -> list[tuple[object, type]]:
     return found
 
 
+def _changeable_classes(space: dict | type, skip: set[int]) -> list[tuple[object, type]]:
+    """The (key, class) entries of a namespace (a class: its own) whose value is a class `setattr` can
+    change (a heap type, not immutable) and whose id is not in `skip`: in one C call where
+    `_namespace_reads` is built."""
+    if _C_CHANGEABLE_CLASSES is not None:
+        return _C_CHANGEABLE_CLASSES(space, skip)
+    items = (_CLASS_DICT(space) if issubclass(_type(space), _TYPE) else space).items()
+    return [(key, value) for key, value in list(items) if issubclass(_type(value), _TYPE)
+            and _TYPE_FLAGS(value) & _HEAP_TYPE and not _TYPE_FLAGS(value) & _IMMUTABLE_TYPE
+            and _id(value) not in skip]
+
+
 def _function_state(func: types.FunctionType) -> tuple:
     """What a function runs: (code, defaults, kwdefaults, contents of its closure cells)."""
     cells = []
@@ -448,6 +479,7 @@ def record(strict_names: Iterable[str], private: bool = False) -> Snapshot:
             snapshot.add_module(name, module, mode)
             if name in SEALED_MODULES:
                 snapshot.seal(name, module)
+    snapshot.add_unowned_classes()
     snapshot.add_held()
     _record_state(snapshot)
     return snapshot
@@ -775,6 +807,7 @@ def _str_list(value: object, _type=type, _list=list, _all_str=all_exact_str) -> 
 _TYPE_QUALNAME = type.__dict__["__qualname__"].__get__
 _TYPE_MODULE = type.__dict__["__module__"].__get__
 _TYPE_FLAGS, _HEAP_TYPE = type.__dict__["__flags__"].__get__, 1 << 9  # Py_TPFLAGS_HEAPTYPE
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
 _FUNCTION_DICT = types.FunctionType.__dict__["__dict__"].__get__
 
 
