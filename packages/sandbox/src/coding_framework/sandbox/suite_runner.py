@@ -54,8 +54,8 @@ _POSITIVE = frozenset({"pass", "skip", "xfail"})
 # What every unittest child imports before it records the bindings (run_in_child): unittest's machinery
 # in full (SEALED_MODULES), what C code imports by name when first needed (LOADED_BEFORE_RECORD) and what
 # the audit hook imports (IMPORTED_AT_INSTALL).
-SETUP_IMPORTS = (*in_process_guard.SEALED_MODULES, *in_process_guard.LOADED_BEFORE_RECORD,
-                 *in_process_guard.IMPORTED_AT_INSTALL)
+_REQUIRED_IMPORTS = (*in_process_guard.SEALED_MODULES, *in_process_guard.LOADED_BEFORE_RECORD)
+SETUP_IMPORTS = (*_REQUIRED_IMPORTS, *in_process_guard.IMPORTED_AT_INSTALL)
 # For `SandboxPool(preload=...)` of pools that run unittest jobs: imported once by each worker's zygote
 # instead of by every child (~130 ms of CPU per sample with pydantic, rich, pytest and idlelib installed).
 UNITTEST_PRELOAD = ("unittest", "unittest.mock", *SETUP_IMPORTS)
@@ -100,7 +100,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # what C code imports by name when first needed (bindings.LOADED_BEFORE_RECORD), and what the audit
     # hook imports, so that their bindings are recorded too (nothing here when the zygote preloaded them:
     # UNITTEST_PRELOAD).
-    for name in (*in_process_guard.SEALED_MODULES, *in_process_guard.LOADED_BEFORE_RECORD):
+    for name in _REQUIRED_IMPORTS:
         importlib.import_module(name)
     for name in in_process_guard.IMPORTED_AT_INSTALL:  # (those not installed are not passed through)
         with contextlib.suppress(Exception):

@@ -19,8 +19,8 @@
  * functions (code, defaults, cells) are as recorded, and which namespaces' tags moved
  * (bindings.make_checker, make_held_check): identity comparisons, one C call for thousands.
  *
- * Both only read, and run no Python code (types are compared by identity, nothing is hashed or
- * compared by value): whoever calls them learns what they read, and can change nothing. */
+ * All only read, and run no Python code (objects are compared by identity, strs by their characters,
+ * and only ints are hashed): whoever calls them learns what they read, and can change nothing. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 

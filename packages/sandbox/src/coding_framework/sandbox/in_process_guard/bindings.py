@@ -172,11 +172,11 @@ class Snapshot:
             self._add_class(f"{name}.{attr}", value, mode)
 
     def _add_class(self, label: str, cls: type, mode: str) -> None:
+        """Watch a class's own namespace in `mode`, and its MRO."""
         own = _CLASS_DICT(cls)  # (its copy: a copy of the dict behind it, made in C)
         self.entries.append((label, own, own.copy(), mode, cls))
         self.versions.append(self._version(cls))
         self.class_mros.append((label, cls, _MRO(cls)))
-
 
     def add_unowned_classes(self) -> None:
         """Also watch the classes bound in a recorded namespace (a module's or a class's, and theirs in
