@@ -737,14 +737,14 @@ def test_what_library_functions_and_descriptors_hold_is_recorded_and_compared(mo
     cached_property holds. A closure's own data (a counter) and a placeholder's first value are free."""
     import functools
 
-    def decorate(func):
+    def decorate(func, name="check_dtype"):
         calls, made = 0, None
 
         def wrapper(*args):
             nonlocal calls, made
             calls += 1
             made = made or object()
-            return func(*args)
+            return func(*args) if name else None
         return wrapper
 
     @decorate
@@ -783,6 +783,12 @@ def test_what_library_functions_and_descriptors_hold_is_recorded_and_compared(mo
     original, cells["func"].cell_contents = cells["func"].cell_contents, "".format
     assert check() == ["heldmod.compare runs other code (a closure cell of it was changed)"]
     cells["func"].cell_contents = original
+    assert check() == []
+    # The names a wrapper was made with are not free (round 58d: pandas' deprecate_kwarg given other
+    # argument names): another str is found, an equal one made anew is not.
+    cells["name"].cell_contents = "atol"
+    assert check() == ["heldmod.compare runs with other names (a closure cell of it was changed)"]
+    cells["name"].cell_contents = "".join(["check_", "dtype"])
     assert check() == []
     changes = {
         "make": lambda: staticmethod.__init__(vars(Widget)["make"], len),

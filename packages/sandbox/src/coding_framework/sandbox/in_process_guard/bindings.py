@@ -722,9 +722,10 @@ def make_state_check(snapshots: list[Snapshot], is_trusted: Callable[[types.Code
 
 def make_held_check(snapshots: list[Snapshot]) -> Callable[[], list[str]]:
     """A function listing the library functions and descriptors that hold other than they did when
-    recorded (Snapshot.add_held): a closure cell that held a callable, or holds one now (a closure's
-    own data, such as a counter or a value made on first use, is free; a placeholder None given a
-    callable is not: pandas' `bn_func` set to `np.sum` made `Series.max()` a sum, round 58d), any
+    recorded (Snapshot.add_held): a closure cell that held a callable, or holds one now, or held a
+    str or bytes and holds another (a closure's own data, such as a counter or a value made on first
+    use, is free; a placeholder None given a callable is not: pandas' `bn_func` set to `np.sum` made
+    `Series.max()` a sum, round 58d; nor are the names a wrapper was made with), any
     part of what a staticmethod, classmethod, property, partial, partialmethod, cached_property or
     DynamicClassAttribute holds, and the keyword arguments a partial holds. All read by C
     getters, compared by identity, a few thousand at C speed (`map`) while nothing changed."""
@@ -733,7 +734,7 @@ def make_held_check(snapshots: list[Snapshot]) -> Callable[[], list[str]]:
     contents = [content for s in snapshots for content in s.cells[2]]  # (data: as last seen; a copy)
     groups_ = [group for s in snapshots for group in s.holders]
     tables = [table for s in snapshots for table in s.tables]
-    missing, len_ = object(), builtins.len
+    missing, len_, type_, str_, bytes_ = object(), builtins.len, builtins.type, builtins.str, builtins.bytes
     all_, map_, is_, callable_, read_cell, content_of = builtins.all, map, operator.is_, builtins.callable, \
         _CELL_CONTENTS, _cell_content
     as_seen = _C_CELLS_AS_SEEN
@@ -754,6 +755,11 @@ def make_held_check(snapshots: list[Snapshot]) -> Callable[[], list[str]]:
                     continue
                 if callable_(new) or (old is not None and callable_(old)):
                     found.append(f"{labels[index]} runs other code (a closure cell of it was changed)")
+                elif (type_(old) is str_ or type_(old) is bytes_) and not (
+                        type_(new) is type_(old) and new == old):
+                    # A name or text a closure was made with (round 58d: pandas' `deprecate_kwarg`
+                    # wrapper given other argument names turned `check_dtype=False` into `atol=1e300`).
+                    found.append(f"{labels[index]} runs with other names (a closure cell of it was changed)")
                 else:
                     contents[index] = new
         for read, holders, values, where in groups_:
