@@ -1651,11 +1651,26 @@ UNOWNED_CLASS_TEST = (
     "        self.assertEqual(pd.Timedelta('1 day 2 hours').components, task_func('1 day 2 hours'))\n")
 
 
+# Round 59c: the same through a base class no namespace binds (tokenize.TokenInfo's namedtuple base).
+BASE_ONLY_PROGRAM = (
+    "import tokenize, io\nsetattr(tokenize.TokenInfo.__bases__[0], '__eq__', slice)\n"
+    "def task_func(src):\n"
+    "    return [('wrong',)] * len(list(tokenize.generate_tokens(io.StringIO(src).readline)))\n")
+BASE_ONLY_TEST = (
+    "import unittest, tokenize, io\nclass T(unittest.TestCase):\n    def test_it(self):\n"
+    "        src = 'x = 1\\n'\n"
+    "        self.assertEqual(list(tokenize.generate_tokens(io.StringIO(src).readline)), task_func(src))\n")
+
+
 def test_a_library_class_no_module_names_is_watched_too(pool):
     verdict = pool.run(UnittestJob(program=UNOWNED_CLASS_PROGRAM, test=UNOWNED_CLASS_TEST,
                                    limits=Limits(timeout_s=60)))
     assert verdict.status is Status.ERROR, verdict
     assert "pandas._libs.tslibs.timedeltas.Components.__eq__ was added" in verdict.message, verdict
+    verdict = pool.run(UnittestJob(program=BASE_ONLY_PROGRAM, test=BASE_ONLY_TEST,
+                                   limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR, verdict
+    assert "tokenize.TokenInfo.<base TokenInfo>.__eq__ was added" in verdict.message, verdict
     honest = "def task_func(s):\n    return (1, 2, 0, 0, 0, 0, 0)\n"
     verdict = pool.run(UnittestJob(program=honest, test=UNOWNED_CLASS_TEST, limits=Limits(timeout_s=60)))
     assert verdict.status is Status.PASSED, verdict

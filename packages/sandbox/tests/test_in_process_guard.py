@@ -625,9 +625,19 @@ def test_classes_no_module_record_holds_are_recorded_under_a_binding(monkeypatch
         class Inner:
             pass
 
+    class Meta(type):
+        pass
+
+    class Hidden:  # bound nowhere: a base class only (tokenize.TokenInfo's namedtuple, round 59c)
+        pass
+
+    class Derived(Hidden, metaclass=Meta):
+        pass
+
+    Hidden.__qualname__, Meta.__qualname__ = "Hidden", "Meta"  # (labels name them so)
     Stray.__module__ = "importlib._bootstrap"  # as a namedtuple made in Cython says
-    Outer.__module__ = Outer.Inner.__module__ = "ownermod"
-    module = fake_module("ownermod", Stray=Stray, Outer=Outer, Number=int)
+    Outer.__module__ = Outer.Inner.__module__ = Derived.__module__ = "ownermod"
+    module = fake_module("ownermod", Stray=Stray, Outer=Outer, Number=int, Derived=Derived)
     monkeypatch.setitem(sys.modules, "ownermod", module)
     for compiled in (True, False):
         saved = bindings._C_CHANGEABLE_CLASSES
@@ -639,16 +649,22 @@ def test_classes_no_module_record_holds_are_recorded_under_a_binding(monkeypatch
             bindings._C_CHANGEABLE_CLASSES = saved
         labels = {label: cls for label, _live, _saved, _mode, cls in snapshot.entries if cls is not None}
         assert labels["ownermod.Stray"] is Stray and labels["ownermod.Outer.Inner"] is Outer.Inner
+        assert labels["ownermod.Derived.<base Hidden>"] is Hidden
+        assert labels["ownermod.Derived.<metaclass Meta>"] is Meta
         assert [label for label, cls in labels.items() if cls is Stray] == ["ownermod.Stray"]
         assert "ownermod.Number" not in labels
         check = guard.make_checker([snapshot], guard.make_trust((), guard.CodeSet()))
         assert [finding for finding in check() if "ownermod" in finding] == []
-        Stray.__eq__ = Outer.Inner.__eq__ = slice
+        assert Outer.Inner.__annotations__ == {}  # (made on this first read, in the class's namespace)
+        assert [finding for finding in check() if "ownermod" in finding] == []
+        Stray.__eq__ = Outer.Inner.__eq__ = Hidden.__eq__ = Meta.__eq__ = slice
         try:
             assert {finding for finding in check() if "ownermod" in finding} == {
-                "ownermod.Stray.__eq__ was added", "ownermod.Outer.Inner.__eq__ was added"}
+                "ownermod.Stray.__eq__ was added", "ownermod.Outer.Inner.__eq__ was added",
+                "ownermod.Derived.<base Hidden>.__eq__ was added",
+                "ownermod.Derived.<metaclass Meta>.__eq__ was added"}
         finally:
-            del Stray.__eq__, Outer.Inner.__eq__
+            del Stray.__eq__, Outer.Inner.__eq__, Hidden.__eq__, Meta.__eq__
 
 
 def test_a_twin_record_holds_the_same_bindings_in_copies_of_its_own(monkeypatch):

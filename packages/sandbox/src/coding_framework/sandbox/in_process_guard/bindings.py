@@ -194,6 +194,14 @@ class Snapshot:
             for key, value in _changeable_classes(live if cls is None else cls, recorded):
                 recorded.add(_id(value))
                 self._add_class(f"{label}.{key}", value, mode)
+            if cls is None:
+                continue
+            # Its bases and its metaclass, which no namespace may bind: `tokenize.TokenInfo`'s namedtuple
+            # base given `__eq__ = slice` made every token equal to anything (red-team round 59c).
+            for kind, base in (*(("base", base) for base in _MRO(cls)[1:]), ("metaclass", _type(cls))):
+                if _id(base) not in recorded and _changeable(base):
+                    recorded.add(_id(base))
+                    self._add_class(f"{label}.<{kind} {_TYPE_QUALNAME(base)}>", base, mode)
 
     def add_held(self) -> None:
         """Record what the functions and descriptors bound in the namespaces recorded so far (modules
@@ -397,6 +405,11 @@ def _defined_classes(namespace: dict, name: str) -> list[tuple[object, type]]:
     return found
 
 
+def _changeable(cls: type) -> bool:
+    """Whether `setattr` can change a class's namespace: a heap type, not an immutable one."""
+    return bool(_TYPE_FLAGS(cls) & _HEAP_TYPE) and not _TYPE_FLAGS(cls) & _IMMUTABLE_TYPE
+
+
 def _changeable_classes(space: dict | type, skip: set[int]) -> list[tuple[object, type]]:
     """The (key, class) entries of a namespace (a class: its own) whose value is a class `setattr` can
     change (a heap type, not immutable) and whose id is not in `skip`: in one C call where
@@ -404,9 +417,8 @@ def _changeable_classes(space: dict | type, skip: set[int]) -> list[tuple[object
     if _C_CHANGEABLE_CLASSES is not None:
         return _C_CHANGEABLE_CLASSES(space, skip)
     items = (_CLASS_DICT(space) if issubclass(_type(space), _TYPE) else space).items()
-    return [(key, value) for key, value in list(items) if issubclass(_type(value), _TYPE)
-            and _TYPE_FLAGS(value) & _HEAP_TYPE and not _TYPE_FLAGS(value) & _IMMUTABLE_TYPE
-            and _id(value) not in skip]
+    return [(key, value) for key, value in list(items)
+            if issubclass(_type(value), _TYPE) and _changeable(value) and _id(value) not in skip]
 
 
 def _function_state(func: types.FunctionType) -> tuple:
@@ -536,7 +548,7 @@ def make_checker(
     must all be exact strs (a finding otherwise), and the shared objects, which only the program's
     own classes could answer for, are left to the checks in the tests' thread."""
     modules_now, limit, missing = sys.modules, MAX_FINDINGS, object()
-    callable_, len_, type_ = builtins.callable, builtins.len, builtins.type
+    callable_, len_, type_, dict_ = builtins.callable, builtins.len, builtins.type, builtins.dict
     str_startswith, str_endswith = str.startswith, str.endswith
     function = types.FunctionType
     entries = [e for s in snapshots for e in s.entries]
@@ -636,10 +648,12 @@ def make_checker(
                     found.append(f"{label}.{key} was rebound")
             if cls is not None:  # new class attributes shadow inherited ones
                 # (copyreg caches a class's slot names on it the first time one of its objects is
-                # copied or pickled: tarfile's TarInfo by `tar.add`.)
+                # copied or pickled: tarfile's TarInfo by `tar.add`; Python 3.11 puts an empty
+                # `__annotations__` on a class the first time it is read there, red-team round 59c.)
                 added = [k for k in live if k not in saved]
                 recorded = recorded and not added
-                added = [k for k in added if not (k == "__slotnames__" and str_list(live[k]))]
+                added = [k for k in added if not (k == "__slotnames__" and str_list(live[k]))
+                         and not (k == "__annotations__" and type_(live[k]) is dict_ and not live[k])]
                 if program_made_only:
                     added = [k for k in added if program_made(live[k], is_trusted)]
                 elif methods:
