@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from coding_framework.sandbox import Limits, ProgramJob, Status, UnittestJob
+from coding_framework.sandbox import (
+    DEFAULT_PRELOAD,
+    UNITTEST_PRELOAD,
+    Limits,
+    ProgramJob,
+    SandboxPool,
+    Status,
+    UnittestJob,
+)
 from coding_framework.sandbox.unittest_checks import (
     MAX_PROGRAM_CHARS,
     _decide,
@@ -14,6 +22,16 @@ from coding_framework.sandbox.unittest_checks import (
     static_violations,
     without_main_blocks,
 )
+
+
+@pytest.fixture(scope="module")
+def pool():
+    """A pool for unittest jobs, as BigCodeBench runs get one: its zygotes import UNITTEST_PRELOAD (the
+    other test modules' pool does not, so each child there imports it before its record)."""
+    with SandboxPool(workers=2, limits=Limits(timeout_s=5.0), preload=(*DEFAULT_PRELOAD, *UNITTEST_PRELOAD),
+                     require_isolation=True) as p:
+        yield p
+
 
 TEST = '''
 import os
