@@ -667,6 +667,16 @@ def test_classes_no_module_record_holds_are_recorded_under_a_binding(monkeypatch
             del Stray.__eq__, Outer.Inner.__eq__, Hidden.__eq__, Meta.__eq__
 
 
+def test_modules_left_out_are_not_recorded_unless_strict(monkeypatch):
+    monkeypatch.setitem(sys.modules, "guardonly", fake_module("guardonly", fn=len))
+    monkeypatch.setitem(sys.modules, "guardonly.sub", fake_module("guardonly.sub", fn=len))
+    left_out = {"guardonly", "guardonly.sub"}
+    labels = {label for label, *_ in guard.record(set(), leave_out=left_out).entries}
+    assert "guardonly" not in labels and "guardonly.sub" not in labels and "builtins" in labels
+    labels = {label for label, *_ in guard.record({"guardonly"}, leave_out=left_out).entries}
+    assert {"guardonly", "guardonly.sub"} <= labels  # (what the tests import is recorded whatever)
+
+
 def test_a_twin_record_holds_the_same_bindings_in_copies_of_its_own(monkeypatch):
     """Snapshot.twin, the tests' thread's record of the moment the harness recorded: the same
     namespaces and modes; a change of one's copies is not the other's, and each finds a change."""

@@ -871,3 +871,21 @@ def test_enums_and_generic_classes_of_the_program_pass(pool):
     assert verdict.status is Status.PASSED, verdict
     verdict = pool.run(UnittestJob(program=program.replace("self.items[0]", "self.items[-1]"), test=test))
     assert verdict.status is Status.FAILED and "test_generic" in verdict.message, verdict
+
+
+# What only the audit hook's modules loaded in the zygote (ssl, through asyncio) is left out of the record
+# unless the tests import it, as when the hook imports them in the child after the record (round 59d:
+# the common `ssl._create_default_https_context = ssl._create_unverified_context` was an error).
+SSL_PROGRAM = ("import ssl\nssl._create_default_https_context = ssl._create_unverified_context\n"
+               "def task_func():\n    return ssl._create_default_https_context.__name__\n")
+
+
+def test_what_only_the_guard_loaded_is_the_program_s_to_change(pool):
+    test = ("import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+            "        self.assertEqual(task_func(), '_create_unverified_context')\n")
+    verdict = pool.run(UnittestJob(program=SSL_PROGRAM, test=test))
+    assert verdict.status is Status.PASSED, verdict
+    strict = "import ssl\n" + test  # the tests import it: recorded strictly
+    verdict = pool.run(UnittestJob(program=SSL_PROGRAM, test=strict))
+    assert verdict.status is Status.ERROR, verdict
+    assert "ssl._create_default_https_context was rebound" in verdict.message, verdict

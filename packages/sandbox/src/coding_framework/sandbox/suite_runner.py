@@ -31,7 +31,6 @@ import _hashlib
 import _thread
 import ast
 import builtins
-import contextlib
 import functools
 import gc
 import importlib
@@ -52,13 +51,18 @@ HARNESS_THREAD_EXIT = 86
 # test of the loaded suite, with nothing but trusted code on the tests' thread (_Harness.authenticate).
 _POSITIVE = frozenset({"pass", "skip", "xfail"})
 # What every unittest child imports before it records the bindings (run_in_child): unittest's machinery
-# in full (SEALED_MODULES), what C code imports by name when first needed (LOADED_BEFORE_RECORD) and what
-# the audit hook imports (IMPORTED_AT_INSTALL).
+# in full (SEALED_MODULES) and what C code imports by name when first needed (LOADED_BEFORE_RECORD).
 _REQUIRED_IMPORTS = (*in_process_guard.SEALED_MODULES, *in_process_guard.LOADED_BEFORE_RECORD)
-SETUP_IMPORTS = (*_REQUIRED_IMPORTS, *in_process_guard.IMPORTED_AT_INSTALL)
 # For `SandboxPool(preload=...)` of pools that run unittest jobs: imported once by each worker's zygote
-# instead of by every child (~130 ms of CPU per sample with pydantic, rich, pytest and idlelib installed).
-UNITTEST_PRELOAD = ("unittest", "unittest.mock", *SETUP_IMPORTS)
+# instead of by every child, with what the audit hook imports as it is installed (IMPORTED_AT_INSTALL:
+# ~130 ms of CPU per sample with pydantic, rich, pytest and idlelib installed).
+UNITTEST_PRELOAD = ("unittest", "unittest.mock", *_REQUIRED_IMPORTS, *in_process_guard.IMPORTED_AT_INSTALL)
+# The modules a zygote loaded only for the audit hook (zygote._preload: IMPORTED_AT_INSTALL imported
+# after the rest of its preload, and what they loaded that nothing before them had). Left out of the
+# record unless the tests import them, as they are where the hook imports them in the child, after the
+# record: recorded, they made honest programs errors (`ssl._create_default_https_context =
+# ssl._create_unverified_context`, ssl loaded through asyncio; red-team round 59d).
+GUARD_ONLY: frozenset[str] = frozenset()
 
 
 def mac(key: bytes, seq: int, test_id: str, outcome: str) -> bytes:
@@ -97,14 +101,9 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # unittest's machinery in full before its bindings are recorded and sealed: `unittest._log` loads at
     # a test's first assertLogs, so it was sealed nowhere, and a program set its context manager's
     # `__exit__` to `slice`, swallowing every failure inside `with self.assertLogs()` (round 53). And
-    # what C code imports by name when first needed (bindings.LOADED_BEFORE_RECORD), and what the audit
-    # hook imports, so that their bindings are recorded too (nothing here when the zygote preloaded them:
-    # UNITTEST_PRELOAD).
+    # what C code imports by name when first needed (bindings.LOADED_BEFORE_RECORD).
     for name in _REQUIRED_IMPORTS:
         importlib.import_module(name)
-    for name in in_process_guard.IMPORTED_AT_INSTALL:  # (those not installed are not passed through)
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
     key = wire.recv_frame(chan, KEY_BYTES)
     _op, program, test, module_name, canary = plain_data.decode(wire.recv_frame(chan, MAX_REQUEST_BYTES))
     report = _make_reporter(chan, key)
@@ -135,7 +134,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # Two records of the same bindings: this thread's, which nothing in the tests' thread reaches, and
     # the one the checks of the program's calls use there (whatever holds that one, a program with a
     # frame of the tests' thread can rewrite).
-    before = in_process_guard.record(strict, private=True)
+    before = in_process_guard.record(strict, private=True, leave_out=GUARD_ONLY)
     before_in_tests = before.twin()  # (of the same moment: one walk)
     libraries = in_process_guard.library_types()  # the real numpy types, before the program runs
     workdir = os.getcwd()

@@ -29,6 +29,17 @@ from coding_framework.sandbox.host_memory import HostMemoryWatch
 
 
 def _preload(modules: list[str]) -> list[str]:
+    """Import `modules`, those the audit hook imports last (suite_runner.GUARD_ONLY: what they load that
+    the others did not); the names that failed."""
+    guard = set(suite_runner.in_process_guard.IMPORTED_AT_INSTALL)
+    failed = _import_all([name for name in modules if name not in guard])
+    loaded = set(sys.modules)
+    failed += _import_all([name for name in modules if name in guard])
+    suite_runner.GUARD_ONLY = frozenset(set(sys.modules) - loaded)
+    return failed
+
+
+def _import_all(modules: list[str]) -> list[str]:
     failed = []
     for name in modules:
         try:

@@ -479,16 +479,18 @@ def make_harness_check(is_trusted: Callable[[types.CodeType], bool]) -> Callable
     return intact
 
 
-def record(strict_names: Iterable[str], private: bool = False) -> Snapshot:
-    """Every loaded module (strict ones in full, the rest for functions and classes), and builtins.
-    `private`: the harness thread's own record (Snapshot); a second record of the same moment:
-    Snapshot.twin."""
-    strict = set(strict_names) | {"builtins"}
+def record(strict_names: Iterable[str], private: bool = False, leave_out: Iterable[str] = ()) -> Snapshot:
+    """Every loaded module (strict ones in full, the rest for functions and classes, those named in
+    `leave_out` not at all unless strict), and builtins. `private`: the harness thread's own record
+    (Snapshot); a second record of the same moment: Snapshot.twin."""
+    strict, left_out = set(strict_names) | {"builtins"}, set(leave_out)
     snapshot = Snapshot(private)
     for name, module in list(sys.modules.items()):
         if isinstance(module, types.ModuleType):
-            mode = "strict" if name in strict or _under(name, strict) else "functions"
-            snapshot.add_module(name, module, mode)
+            is_strict = name in strict or _under(name, strict)
+            if name in left_out and not is_strict:
+                continue
+            snapshot.add_module(name, module, "strict" if is_strict else "functions")
             if name in SEALED_MODULES:
                 snapshot.seal(name, module)
     snapshot.add_unowned_classes()
