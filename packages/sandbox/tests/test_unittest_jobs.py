@@ -27,7 +27,8 @@ from coding_framework.sandbox.unittest_checks import (
 @pytest.fixture(scope="module")
 def pool():
     """A pool for unittest jobs, as BigCodeBench runs get one: its zygotes import UNITTEST_PRELOAD (the
-    other test modules' pool does not, so each child there imports it before its record)."""
+    other test modules' pool does not: each child there imports the audit hook's modules as it installs
+    the hook, after its record)."""
     with SandboxPool(workers=2, limits=Limits(timeout_s=5.0), preload=(*DEFAULT_PRELOAD, *UNITTEST_PRELOAD),
                      require_isolation=True) as p:
         yield p
