@@ -56,7 +56,8 @@ _REQUIRED_IMPORTS = (*in_process_guard.SEALED_MODULES, *in_process_guard.LOADED_
 # For `SandboxPool(preload=...)` of pools that run unittest jobs: imported once by each worker's zygote
 # instead of by every child, with what the audit hook imports as it is installed (IMPORTED_AT_INSTALL:
 # ~130 ms of CPU per sample with pydantic, rich, pytest and idlelib installed).
-UNITTEST_PRELOAD = ("unittest", "unittest.mock", *_REQUIRED_IMPORTS, *in_process_guard.IMPORTED_AT_INSTALL)
+# (IMPORTED_AT_INSTALL holds unittest.mock.)
+UNITTEST_PRELOAD = ("unittest", *_REQUIRED_IMPORTS, *in_process_guard.IMPORTED_AT_INSTALL)
 # The modules a zygote loaded only for the audit hook (zygote._preload: IMPORTED_AT_INSTALL imported
 # after the rest of its preload, and what they loaded that nothing before them had). Left out of the
 # record unless the tests import them, as they are where the hook imports them in the child, after the

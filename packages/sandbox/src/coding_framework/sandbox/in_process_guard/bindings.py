@@ -140,9 +140,8 @@ class Snapshot:
         if not _tags_readable():
             return
         namespaces = [(name, module.__dict__)]
-        for attr, value in list(module.__dict__.items()):
-            if issubclass(type(value), type) and _CLASS_DICT(value).get("__module__") == name:
-                namespaces.append((f"{name}.{attr}", _class_namespace(value)))
+        namespaces += [(f"{name}.{attr}", _class_namespace(value))
+                       for attr, value in _defined_classes(module.__dict__, name)]
         for label, namespace in namespaces:
             read = version_reader(namespace, self.private)
             self.sealed.append((label, read, read()))
@@ -277,8 +276,6 @@ class Snapshot:
         kept."""
         if not (self.private or _C_VERSION is not None) or not _tags_readable():
             return None
-        if _C_VERSION is not None:  # (version_reader's, inline: one per namespace recorded)
-            return functools.partial(_C_VERSION, namespace), _C_VERSION(namespace), namespace
         read = version_reader(namespace, private=self.private)
         return read, read(), namespace
 
