@@ -1031,7 +1031,39 @@ def test_methods_dataclasses_writes_are_trusted_and_look_alikes_are_not():
     outer = next(c for c in module.co_consts if isinstance(c, types.CodeType))
     forged = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
     assert forged.co_qualname == "__create_fn__.<locals>.__eq__" and not is_trusted(forged)
-    assert guard.audit_hook.dataclass_method_text("__init__", ("a",)) is None
+    assert guard.generated_code.dataclass_method_text("__init__", ("a",)) is None
+
+
+def test_functions_scipy_writes_for_its_result_classes_are_trusted_and_look_alikes_are_not():
+    # scipy.stats' tuple-like results (TtestResult, KstestResult, ...) are classes whose __new__,
+    # __init__ and __setattr__ SciPy compiles from its own text (red-team round 59d: every returned
+    # t-test result was refused as the program's). Trusted when equal to that text written again for
+    # the same fields; the same names with another body, or another name, are not.
+    from scipy._lib._bunch import _make_tuple_bunch
+
+    is_trusted = guard.make_trust(guard.trusted_roots(sys.path, ()), guard.CodeSet())
+    for fields, extra in ((["a"], []), (["statistic", "pvalue"], ["df"]), (["x", "y_2", "z"], [])):
+        made = _make_tuple_bunch("Result", fields, extra)
+        written = {name: is_trusted(getattr(made.__dict__[name], "__func__", made.__dict__[name]).__code__)
+                   for name in ("__new__", "__init__", "__setattr__")}
+        assert all(written.values()), (fields, written)
+        assert made(*range(len(fields)), **dict.fromkeys(extra, 0)) == tuple(range(len(fields)))
+
+    def functions(text):
+        module = compile(text, "<string>", "exec", dont_inherit=True)
+        return {c.co_name: c for c in module.co_consts if isinstance(c, types.CodeType)}
+
+    honest = guard.generated_code.bunch_text(("a", "b"))
+    assert all(map(is_trusted, functions(honest).values()))
+    # The tuple built from constants, not the arguments; a __setattr__ that guards nothing; an
+    # extra function among them: each compiled under the same names.
+    forged = functions(honest.replace("(_cls, (a, b,))", "(_cls, (1, 2,))"))
+    assert not is_trusted(forged["__new__"]) and is_trusted(forged["__init__"])
+    forged = functions(honest.replace("if key in ('a', 'b'):", "if key in ():"))
+    assert not is_trusted(forged["__setattr__"])
+    forged = functions(honest + "def __eq__(self, other):\n    return True\n")
+    assert not is_trusted(forged["__eq__"])
+    assert guard.generated_code.bunch_text(()) is None
 
 
 def test_what_library_objects_hold_is_looked_at_and_their_own_machinery_passes():

@@ -576,6 +576,14 @@ LIBRARY_RESULTS = {
         "import pandas as pd\ndef task_func():\n"
         "    return pd.DataFrame({'k': ['a', 'b', 'a'], 'v': [1, 2, 3]}).groupby('k')\n",
         "self.assertEqual(task_func()['v'].sum().tolist(), [4, 2])\n"),
+    # scipy.stats' tuple-like results, whose functions SciPy compiles from its own text (round 59d).
+    "scipy.stats results": (
+        "from scipy import stats\ndef task_func(sample):\n"
+        "    return stats.ttest_1samp(sample, 0.0), stats.kstest(sample, 'norm')\n",
+        "from scipy import stats\nsample = [0.1, -0.4, 1.3, 0.8, -0.2]\nt, k = task_func(sample)\n"
+        "self.assertEqual(t, stats.ttest_1samp(sample, 0.0))\nself.assertEqual(t.df, 4)\n"
+        "self.assertAlmostEqual(k.pvalue, stats.kstest(sample, 'norm').pvalue)\n"
+        "self.assertEqual(type(t).__name__, 'TtestResult')\n"),
     # A dataclass of the program's whose methods are all dataclasses': compared by its fields.
     "a dataclass of the program's": (
         "import dataclasses\n@dataclasses.dataclass(order=True, frozen=True)\nclass Point:\n"

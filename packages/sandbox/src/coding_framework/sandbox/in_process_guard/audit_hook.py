@@ -18,6 +18,8 @@ import traceback
 import types
 from collections.abc import Callable, Iterable
 
+from coding_framework.sandbox.in_process_guard import generated_code
+
 # Events refused when the candidate's code asks (prefix "ctypes." covers every ctypes event).
 GUARDED_EVENTS = frozenset({
     "sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys.settrace", "sys.setprofile",
@@ -171,9 +173,11 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
     each file's code is read once, from its cached bytecode when that matches the source, as the
     import system reads it. Code libraries compile from other files there (jinja2's, from pandas'
     `.tpl` templates) is not trusted: its text is whatever the template engine was given. Nor is other
-    code compiled from a string, with one exception: the comparison, hash, repr and frozen-attribute
-    methods `dataclasses` writes for a class (werkzeug's routing rules, a Flask app holds them), trusted when
-    equal to what dataclasses writes for the same fields (dataclass_method_text).
+    code compiled from a string, with two exceptions, each trusted when equal to what its generator
+    compiles for the same names (generated_code): the comparison, hash, repr and frozen-attribute methods
+    `dataclasses` writes for a class (werkzeug's routing rules, a Flask app holds them), and the
+    functions of SciPy's tuple-like result classes (`TtestResult`, `KstestResult`, ...: programs return
+    them, and a test compares them with its own).
 
     Everything the returned function calls is held here: it runs while the program can rebind
     builtins and this module's names (and put them back before any check sees them)."""
@@ -185,15 +189,18 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
     suffix = TRUSTED_SUFFIX
     type_, id_, len_, int_, str_ = builtins.type, builtins.id, builtins.len, builtins.int, builtins.str
     code_type, stat, open_, compile_ = types.CodeType, os.stat, io.open, builtins.compile
-    coroutine_flag = _ITERABLE_COROUTINE
+    coroutine_flag, range_ = _ITERABLE_COROUTINE, builtins.range
     tuple_, next_, all_, any_ = builtins.tuple, builtins.next, builtins.all, builtins.any
-    is_identifier, is_keyword, dataclass_text = str.isidentifier, keyword.iskeyword, dataclass_method_text
+    is_identifier, is_keyword = str.isidentifier, keyword.iskeyword
+    dataclass_text, dataclass_methods = generated_code.dataclass_method_text, generated_code.DATACLASS_METHODS
+    bunch_text, bunch_methods = generated_code.bunch_text, generated_code.BUNCH_METHODS
     loads, from_bytes = marshal.loads, int.from_bytes
     cached_at, magic = importlib.util.cache_from_source, importlib.util.MAGIC_NUMBER
     get_frozen, is_frozen, aliases = _imp.get_frozen_object, _imp.is_frozen, dict(_FROZEN_ALIASES)
     unreadable = (OSError, ValueError, SyntaxError, MemoryError, EOFError, TypeError, RecursionError,
                   NotImplementedError, ImportError)
     verified = dict(_harness_code().by_id)  # id -> code: found equal to its file's, or the harness's
+    not_generated: dict[int, types.CodeType] = {}  # id -> code from a string found to be no generator's
     by_origin: dict[str, dict] = {}  # file or "<frozen name>" -> {(name, first line): [code]}
 
     def index(code) -> dict:
@@ -244,31 +251,45 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
             by_origin[name] = found
         return found
 
-    def dataclass_method(code) -> bool:
-        """Whether `code` is what dataclasses compiles for a method of a class with some fields: their
-        names are read off the code (its attribute names; the frozen methods' tuple of names), the
-        method's text written again for them and compiled, and the two compared."""
-        name = code.co_name
-        if type_(name) is not str_ or code.co_qualname != "__create_fn__.<locals>." + name:
-            return False
-        if name in ("__setattr__", "__delattr__"):
-            fields = next_((const for const in code.co_consts if type_(const) is tuple_), ())
-        else:
-            fields = tuple_(n for n in code.co_names
-                            if n not in ("__class__", "NotImplemented", "hash", "__qualname__"))
-        if not all_(type_(field) is str_ and is_identifier(field) and not is_keyword(field)
-                    for field in fields):
-            return False
-        text = dataclass_text(name, fields)
+    def names_ok(names) -> bool:
+        return all_(type_(n) is str_ and is_identifier(n) and not is_keyword(n) for n in names)
+
+    def compiled_from(text, code, depth: int) -> bool:
+        """Whether `code` is equal to a function of its name that `text` compiles to, `depth` levels of
+        nested code down (1: defined at the text's top level)."""
         if text is None:
             return False
         try:
-            made = compile_(text, "<string>", "exec", dont_inherit=True)
+            found = [compile_(text, "<string>", "exec", dont_inherit=True)]
         except unreadable:
             return False
-        outer = [c for c in made.co_consts if type_(c) is code_type]  # __create_fn__, holding the method
-        return any_(type_(c) is code_type and c.co_name == name and c == code
-                    for c in (outer[0].co_consts if outer else ()))
+        for _ in range_(depth):
+            found = [c for outer in found for c in outer.co_consts if type_(c) is code_type]
+        return any_(c.co_name == code.co_name and c == code for c in found)
+
+    def generated(code) -> bool:
+        """Whether `code`, compiled from a string, is what a known code generator (generated_code)
+        writes for the names it carries: a method of `dataclasses` (inside its `__create_fn__`; the
+        fields are the method's attribute names, or the frozen methods' tuple of names), or a function
+        of SciPy's result classes (the fields are `__new__`'s and `__init__`'s arguments, or
+        `__setattr__`'s tuple of names)."""
+        name, qualname = code.co_name, code.co_qualname
+        if type_(name) is not str_ or type_(qualname) is not str_:
+            return False
+        if qualname == "__create_fn__.<locals>." + name and name in dataclass_methods:
+            if name in ("__setattr__", "__delattr__"):
+                fields = next_((const for const in code.co_consts if type_(const) is tuple_), ())
+            else:
+                fields = tuple_(n for n in code.co_names
+                                if n not in ("__class__", "NotImplemented", "hash", "__qualname__"))
+            return names_ok(fields) and compiled_from(dataclass_text(name, fields), code, 2)
+        if qualname == name and name in bunch_methods:
+            if name == "__setattr__":
+                fields = next_((const for const in code.co_consts if type_(const) is tuple_), ())
+            else:
+                fields = tuple_(code.co_varnames[1:code.co_argcount])
+            return names_ok(fields) and compiled_from(bunch_text(fields), code, 1)
+        return False
 
     def is_trusted(code: types.CodeType) -> bool:
         key = id_(code)
@@ -280,9 +301,12 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
         if type_(name) is not str_:
             return False
         if name == "<string>":
-            if dataclass_method(code):
+            if not_generated.get(key) is code:
+                return False
+            if generated(code):
                 verified[key] = code
                 return True
+            not_generated[key] = code  # (held, so that its id stays its own)
             return False
         if not (starts(name, frozen) or (starts(name, roots) and ends(name, suffix))):
             return False
@@ -301,40 +325,6 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
 
 
 _ITERABLE_COROUTINE = 0x100  # CO_ITERABLE_COROUTINE, set by types.coroutine
-
-
-def dataclass_method_text(name: str, fields: tuple[str, ...]) -> str | None:
-    """The text `dataclasses` (CPython 3.11) compiles for the method `name` of a dataclass whose fields
-    (those compared, hashed, shown, or frozen) are `fields`, or None for a method it writes no such text for:
-    an outer `__create_fn__` taking the method's free names, holding the method. (A later Python's
-    text differs: its methods are then simply not trusted, and such a class is refused, never passed.)
-    Reads no global name (make_trust calls it while the program can rebind them): `fields` are exact
-    strs, and what the text is made of is this code's constants."""
-    operators = {"__eq__": "==", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">="}
-    if name in operators or name == "__hash__":
-        mine = "(" + ",".join(["self." + field for field in fields]) + ",)" if fields else "()"
-        theirs = "(" + ",".join(["other." + field for field in fields]) + ",)" if fields else "()"
-        free, args = "", "self,other"
-        body = ("if other.__class__ is self.__class__:",
-                " return " + mine + operators.get(name, "") + theirs, "return NotImplemented")
-        if name == "__hash__":
-            args, body = "self", ("return hash(" + mine + ")",)
-    elif name == "__repr__":
-        shown = ", ".join([field + "={self." + field + "!r}" for field in fields])
-        free, args = "", "self"
-        body = ('return self.__class__.__qualname__ + f"(' + shown + ')"',)
-    elif name == "__setattr__" or name == "__delattr__":
-        names = "(" + ",".join([field.__repr__() for field in fields]) + ",)" if fields else "()"
-        setting = name == "__setattr__"
-        free, args = "cls, FrozenInstanceError", "self,name,value" if setting else "self,name"
-        body = ("if type(self) is cls or name in " + names + ":",
-                ' raise FrozenInstanceError(f"cannot ' + ("assign to" if setting else "delete")
-                + ' field {name!r}")',
-                "super(cls, self)." + name + ("(name, value)" if setting else "(name)"))
-    else:
-        return None
-    method = " def " + name + "(" + args + "):\n" + "\n".join(["  " + line for line in body])
-    return "def __create_fn__(" + free + "):\n" + method + "\n return " + name
 
 
 # The names frozen modules are found under, where their code names another
