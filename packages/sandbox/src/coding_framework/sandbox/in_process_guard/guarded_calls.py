@@ -305,6 +305,11 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             if functions:
                 allow(token, functions)
             keep(token, result)
+            # (The call hands the value on, so nothing dies here.) Not held on to until the next call:
+            # a value only `keep` holds once the test lets go of it is walked once more (what the test
+            # compared may have changed since its check) and dropped, not walked again at every later
+            # call's start while this frame held it (a third of the walks of a plotting test).
+            result = None
 
 
 def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Callable[[types.CodeType], bool],
