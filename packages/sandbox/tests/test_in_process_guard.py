@@ -574,6 +574,53 @@ def test_compiled_reads_tell_what_changed():
     assert reads.cells_as_seen([cell], [len]) and not reads.cells_as_seen([cell], [abs])
 
 
+def test_all_exact_str_reads_keys_and_items_as_the_python_count_does():
+    """_namespace_reads.all_exact_str, which the value walk asks of every namespace it reads: the same
+    answer as the Python count (the fallback) on dicts, a dict subclass's real keys, class namespaces
+    and lists, with a str subclass or another key anywhere; nothing of theirs runs."""
+    from coding_framework.sandbox.in_process_guard import _namespace_reads as reads
+    from coding_framework.sandbox.in_process_guard import returned_values
+
+    ran = []
+
+    class Label(str):
+        def __hash__(self):
+            ran.append("__hash__")
+            return str.__hash__(self)
+
+        def __eq__(self, other):
+            ran.append("__eq__")
+            return str.__eq__(self, other)
+
+    class Hiding(dict):
+        def __iter__(self):  # (the Python count would run this: the C read does not)
+            ran.append("__iter__")
+            return dict.__iter__(self)
+
+    plain = {"a": 1, "b": 2}
+    odd = dict(plain)
+    dict.__setitem__(odd, Label("c"), 3)
+    holder, odd_holder = type("Holder", (), {"x": 1}), type("OddHolder", (), {"x": 1, Label("y"): 2})
+    ran.clear()
+    cases = [(plain, True), (odd, False), ({1: 0}, False), ({}, True), (["a", "b"], True),
+             (["a", Label("b")], False), ([], True), (["a", 1], False)]
+    for items, expected in cases:
+        assert reads.all_exact_str(items) is expected, items
+        assert returned_values.all_exact_str(items) is expected, items
+        assert returned_values.all_exact_str.__defaults__[-3] is reads.all_exact_str
+    hiding = Hiding(a=1)
+    assert reads.all_exact_str(hiding) is True
+    dict.__setitem__(hiding, 7, 0)
+    assert reads.all_exact_str(hiding) is False
+
+    assert reads.all_exact_str(holder) is True and returned_values._class_keys_exact_str(holder)
+    assert reads.all_exact_str(odd_holder) is False and not returned_values._class_keys_exact_str(odd_holder)
+    assert returned_values.all_exact_str(vars(odd_holder)) is False  # (a mappingproxy: the Python count)
+    with pytest.raises(TypeError):
+        reads.all_exact_str(("a",))
+    assert ran == []
+
+
 def test_defined_classes_are_those_whose_own_module_is_the_namespace_s():
     """_namespace_reads.defined_classes, which Snapshot.add_module records classes by, agrees with the
     Python reading: a class is the module's when its own `__module__` is that exact str."""

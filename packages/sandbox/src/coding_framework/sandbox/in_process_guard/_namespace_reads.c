@@ -15,6 +15,9 @@
  * changeable_classes: the entries that are classes whose namespace can be changed and that are not
  * among the given ones (Snapshot.add_unowned_classes).
  *
+ * all_exact_str: whether every key of a dict (a class's own namespace) or every item of a list is an
+ * exact str (returned_values.all_exact_str: a key of the program's runs its `__eq__` at a lookup).
+ *
  * cells_as_seen, mros_as_seen, functions_as_seen, moved: whether closure cells, classes' MROs and
  * functions (code, defaults, cells) are as recorded, and which namespaces' tags moved
  * (bindings.make_checker, make_held_check): identity comparisons, one C call for thousands.
@@ -316,6 +319,33 @@ functions_as_seen(PyObject *module, PyObject *args)
     Py_RETURN_TRUE;
 }
 
+/* Whether every key of a dict (of any dict's storage, a subclass's too: nothing of a subclass runs)
+ * or of a class's own namespace, or every item of an exact list, is an exact str. */
+static PyObject *
+all_exact_str(PyObject *module, PyObject *items)
+{
+    if (PyList_CheckExact(items)) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+            if (!PyUnicode_CheckExact(PyList_GET_ITEM(items, i))) {
+                Py_RETURN_FALSE;
+            }
+        }
+        Py_RETURN_TRUE;
+    }
+    PyObject *dict = namespace_dict(items, "all_exact_str");
+    if (dict == NULL) {
+        return NULL;
+    }
+    Py_ssize_t at = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(dict, &at, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
     {"version", version, METH_O,
@@ -344,6 +374,9 @@ static PyMethodDef methods[] = {
      "functions_as_seen(functions, states: list, empty) -> bool: whether each function's code, "
      "defaults, keyword defaults and closure cells' contents are, by identity, those its state holds "
      "(code, defaults, kwdefaults, contents; `empty` stands for an empty cell)."},
+    {"all_exact_str", all_exact_str, METH_O,
+     "all_exact_str(items: dict | type | list) -> bool: whether every key of the dict (the class's own "
+     "namespace) or every item of the exact list is an exact str."},
     {"cells_as_seen", cells_as_seen, METH_VARARGS,
      "cells_as_seen(cells: list[cell], contents: list) -> bool: whether every cell holds, by identity, "
      "the object at its index of `contents` (an empty cell holds nothing)."},

@@ -28,6 +28,11 @@ from collections.abc import Callable
 
 from coding_framework.sandbox.in_process_guard.outside_calls import registered
 
+try:  # (the compiled reads of namespaces; None where not built: the same in Python)
+    from coding_framework.sandbox.in_process_guard._namespace_reads import all_exact_str as _C_ALL_STR
+except ImportError:
+    _C_ALL_STR = None
+
 # Special methods the trusted tests' comparisons, conversions and checks call on a value: a value whose
 # class (or metaclass) takes one of these from the program's code could answer a test with the
 # program's logic (an `__eq__` that is always true).
@@ -303,7 +308,7 @@ class _ClassFacts(typing.NamedTuple):
 
 def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libraries: tuple) -> _ClassFacts:
     for klass in (*_MRO(kind), *_MRO(_type(kind))):
-        if not all_exact_str(_CLASS_DICT(klass)):
+        if not _class_keys_exact_str(klass):
             refused = (f"a {_QUALNAME(kind)} whose {_QUALNAME(klass)} holds a name that is not a str (a "
                        "lookup on it runs the program's code)")
             return _ClassFacts(refused, False, None, None, None, [], None, ([], None, {}, {}),
@@ -320,6 +325,7 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
     # (A genuine mock's per-object subclass holds mock's own closures: judged by what it was told.)
     program_method = (_program_method(kind, is_trusted, () if mock else own)
                       if _FLAGS(kind) & _HEAP_TYPE else None)
+    layout = _layout(kind)
     return _ClassFacts(
         answering=answering,
         maybe_permissive=_may_be_permissive(kind),
@@ -328,13 +334,13 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
         special=_callable_special_method(kind, own),
         class_data=_class_data(own),
         program_method=program_method,
-        layout=_layout(kind),
+        layout=layout,
         shape=shape,
         heap=_FLAGS(kind) & _HEAP_TYPE != 0,
         reducer=_c_reducer(kind) if shape[0] is _AS_NOTHING and not _FLAGS(kind) & _HEAP_TYPE else None,
         c_fields=_c_fields(kind) if shape[0] is _AS_INSTANCE else (),
         pandas_object=bool(_FLAGS(kind) & _HEAP_TYPE) and _pandas_made(kind, is_trusted),
-        truth_refused=_layout(kind)[3].get("__bool__") is _ambiguous_truth,
+        truth_refused=layout[3].get("__bool__") is _ambiguous_truth,
         pandas_array=shape[0] is _AS_EXTENSION_ARRAY and (
             _pandas_made(kind, is_trusted) or _any(kind is known for known in libraries[1])),
         guardable=bool((answering or program_method) and own and not mock
@@ -1398,11 +1404,20 @@ _FUNCTION_DICT = types.FunctionType.__dict__["__dict__"].__get__
 
 
 def all_exact_str(items, _sum=_sum, _map=_map, _is=_is, _type=_type, _repeat=_repeat, _str=str,
-                  _len=_len) -> bool:
+                  _len=_len, _compiled=_C_ALL_STR, _dict=dict, _list=list) -> bool:
     """Whether every item of `items` (a list; the keys of a dict or a class's mappingproxy) is an exact
-    str, counted in C: no item's `__hash__`, `__eq__` or `__str__` runs. What it calls are its
+    str, read in C (one call for an exact dict or list where `_namespace_reads` is built, else counted
+    with C built-ins): no item's `__hash__`, `__eq__` or `__str__` runs. What it calls are its
     defaults, taken at import, so the harness's side (bindings) uses it whatever the program rebinds."""
+    if _compiled is not None and (_type(items) is _dict or _type(items) is _list):
+        return _compiled(items)
     return _sum(_map(_is, _map(_type, items), _repeat(_str))) == _len(items)
+
+
+def _class_keys_exact_str(klass: type, _compiled=_C_ALL_STR) -> bool:
+    """all_exact_str over `klass`'s own namespace (its dict, read in C where built: the walk asks this
+    of every class in every MRO it meets, a quarter of its time when counted in Python)."""
+    return _compiled(klass) if _compiled is not None else all_exact_str(_CLASS_DICT(klass))
 
 
 def _namespace(klass: type):
@@ -1411,7 +1426,7 @@ def _namespace(klass: type):
     there runs its `__hash__` or `__eq__` at any lookup of a name with the same hash, or any set
     membership test of it; a class holding one is refused where the walk meets it (_class_facts)."""
     space = _CLASS_DICT(klass)
-    if all_exact_str(space):
+    if _class_keys_exact_str(klass):
         return space
     return {name: attr for name, attr in space.items() if _type(name) is str}
 
