@@ -2870,3 +2870,84 @@ def test_shared_library_state_changed_past_the_round_54_checks_never_passes(pool
                               for program in (wrong, honest)])
     assert verdicts[0].status is status and phrase in verdicts[0].message, verdicts[0]
     assert verdicts[1].status is Status.PASSED, verdicts[1]
+
+
+# Red-team round 60a. A trusted function standing as a comparison must be one written as it (its
+# code's own name), not one renamed: `typing.cast` answers with the operand, SciPy's generated
+# `__new__` with a new tuple (both truthy).
+RENAMED_COMPARISONS = {
+    "typing.cast": "import typing\nf = typing.cast\n",
+    "a SciPy result's generated __new__": (
+        "import importlib\nbunch = importlib.import_module('scipy._lib._bunch')\n"
+        "f = bunch._make_tuple_bunch('R', ['other']).__new__\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RENAMED_COMPARISONS))
+def test_a_library_function_renamed_as_a_comparison_cannot_pass_a_unittest(pool, case):
+    program = (RENAMED_COMPARISONS[case] + "f.__name__ = '__eq__'\n"
+               "class Res:\n    __eq__ = f\n    __hash__ = None\ndef add(a, b):\n    return Res()\n")
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR and "Res.__eq__ is the program's" in verdict.message, verdict
+
+
+# Round 60a: the globals a generated `__new__` runs with (no module's) given another `_tuple_new`,
+# with C callables only: the tests' own library call then returns the program's wrong value.
+GENERATED_GLOBALS = {
+    "SciPy's TtestResult": (
+        "import importlib\nTR = importlib.import_module('scipy.stats._stats_py').TtestResult\n"
+        "W = tuple.__new__(TR, (99.0, 0.5))\n"
+        "getattr(TR.__new__, '__glob' + 'als__')['_tuple_new'] = {TR: W}.get\n"
+        "def task_func(a, b):\n    return 99.0\n",
+        "from scipy import stats\nimport unittest\nclass T(unittest.TestCase):\n    def test_t(self):\n"
+        "        self.assertEqual(task_func([1, 2, 3, 4], [2, 3, 4, 9]),\n"
+        "                         stats.ttest_ind([1, 2, 3, 4], [2, 3, 4, 9]).statistic)\n"),
+    "a namedtuple of urllib.parse": (
+        "import urllib.parse\nSR = urllib.parse.SplitResult\n"
+        "W = tuple.__new__(SR, ('x', 'y', '/zzz', '', ''))\n"
+        "getattr(SR.__new__, '__glob' + 'als__')['_tuple_new'] = {SR: W}.get\n"
+        "def task_func(url):\n    return '/zzz'\n",
+        "import urllib.parse\nimport unittest\nclass T(unittest.TestCase):\n    def test_path(self):\n"
+        "        self.assertEqual(task_func('http://a/b'), urllib.parse.urlsplit('http://a/b').path)\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GENERATED_GLOBALS))
+def test_the_globals_of_generated_library_functions_changed_never_pass(pool, case):
+    program, test = GENERATED_GLOBALS[case]
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR and "holds other globals than it did" in verdict.message, verdict
+
+
+# Round 60a: a returned value the test let go of, while it still held parts of it, was dropped and
+# no longer walked: another function of the program's then planted mock.ANY in the part the test
+# compared; a deque returned in setUpClass carried a `weakref.finalize` of C callables that, as the
+# deque died after its last walk, planted mock.ANY in the list the class held.
+HELD_PARTS = {
+    "a part planted by another call": (
+        "import importlib\n_seen = []\ndef task_func(x):\n    out = [x * 10]\n    _seen.append(out)\n"
+        "    return out, len(out)\ndef helper(x):\n    for old in _seen:\n"
+        "        old[:] = [importlib.import_module('unit' + 'test.mock').ANY]\n    return x\n",
+        "import unittest\nclass T(unittest.TestCase):\n    def test_it(self):\n        a, n = task_func(1)\n"
+        "        self.assertEqual(helper(3), 3)\n        self.assertEqual(a, [1])\n", Status.ERROR),
+    "a finalizer of C callables on a dropped value": (
+        "import collections, importlib, operator, weakref\ndef task_func(x):\n    out = [x * 10]\n"
+        "    d = collections.deque([out, len(out)])\n"
+        "    weakref.finalize(d, operator.setitem, out, slice(None),"
+        " [importlib.import_module('unit' + 'test.mock').ANY])\n    return d\n",
+        "import unittest\nclass T(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+        "        cls.a, cls.n = task_func(1)\n"
+        "    def test_1_count(self):\n        self.assertEqual(self.n, 1)\n"
+        "    def test_2_values(self):\n        self.assertEqual(self.a, [1])\n", Status.FAILED),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HELD_PARTS))
+def test_parts_of_returned_values_the_tests_hold_stay_watched(pool, case):
+    program, test, status = HELD_PARTS[case]
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is status, verdict
+    if status is Status.FAILED:  # (the finalizer never ran: the list is the program's own wrong one)
+        assert verdict.message.startswith("T.test_2_values fail"), verdict
+    else:
+        assert "unittest.mock.ANY, equal to everything" in verdict.message, verdict

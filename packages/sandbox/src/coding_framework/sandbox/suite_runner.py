@@ -166,6 +166,9 @@ def run_in_child(chan: wire.FdChannel) -> int:
                                              watch.kept, watch.changed, watch.drop_unheld,
                                              os.getpid(), os.getpid, os._exit, library_state))
     harness.hand_over = hand_over  # (the one the harness authenticates: a hand-over must come from it)
+    # At each test's end the harness retires the kept values nothing holds any more (outside_calls):
+    # with a token only this thread's frames hold, taken before the program runs.
+    harness.retire_kept = functools.partial(watch.retire_unheld, watch.retirement_token())
     # CPython hands a Python signal handler the frame it interrupted: from here on no signal action can
     # be set (seccomp; a fresh `_signal` module gets no further). Handlers run in this thread only.
     if not syscall_filter.refuse_signal_handlers():
@@ -345,6 +348,7 @@ class _Harness:
             if id(test) in self.tests:
                 self.finished.add(id(test))
             self.check_and_send()
+            self.retire_kept()  # (walked again by the _HandOver that sent this; none of it is freed)
         elif kind == "loaded":
             self.check_and_send()
         elif kind == "ready":  # the tests are loaded: record the test module, list the suite's tests

@@ -34,6 +34,8 @@ static PyObject *pauses = NULL;          /* dict: id(key) -> key, the pauses sta
 static PyObject *token = NULL;           /* what `allow` asks for: handed to the first `watch` only */
 static PyThreadState *watched = NULL;    /* the tests' thread */
 static PyObject *kept = NULL;            /* list: values calls returned, to be walked again (keep) */
+static PyObject *graveyard = NULL;       /* list: kept values let go of, never freed (see retire) */
+static PyObject *retirement = NULL;      /* what retire_unheld asks for: handed out once */
 static PyObject *first = NULL;           /* what the watch recorded first: a str, or NULL */
 static PyObject *first_change = NULL;    /* what walking the kept values again found first, or NULL */
 
@@ -569,8 +571,8 @@ allow(PyObject *module, PyObject *args)
  * planted mock.ANY, red-team round 30; a callback of C callables in a returned Axes' registry, round
  * 31; a value returned in setUpClass, or changed back by a later call, round 32). `keep` asks for the
  * token; `kept` hands anyone the values kept (the most recent `n`, where given); `changed` records
- * what walking them again found; `drop_unheld` lets go of those nothing else holds (a change to them
- * can reach no comparison). */
+ * what walking them again found; `drop_unheld` and `retire_unheld` retire those nothing else holds
+ * (outside_calls.py says when each may). */
 static PyObject *
 keep(PyObject *module, PyObject *args)
 {
@@ -623,6 +625,81 @@ change_found(PyObject *module, PyObject *unused)
     return give(first_change);
 }
 
+/* Move the kept value at `index` to the graveyard: nothing of it is freed (a finalizer it carries, a
+ * `weakref.finalize` of C callables such as `operator.setitem`, would run as it died, after its last
+ * walk, and rewrite a part the tests still hold: red-team round 60a), and it is not walked again. */
+static int
+retire(Py_ssize_t index)
+{
+    if (graveyard == NULL && (graveyard = PyList_New(0)) == NULL) {
+        return -1;
+    }
+    if (PyList_Append(graveyard, PyList_GET_ITEM(kept, index)) < 0) {
+        return -1;
+    }
+    return PyList_SetSlice(kept, index, index + 1, NULL);
+}
+
+/* Whether `value` can change nothing: an exact int, float, complex, str, bytes, bool or None. */
+static int
+scalar(PyObject *value)
+{
+    return value == Py_None || PyBool_Check(value) || PyLong_CheckExact(value) || PyFloat_CheckExact(value)
+        || PyComplex_CheckExact(value) || PyUnicode_CheckExact(value) || PyBytes_CheckExact(value);
+}
+
+/* Whether nothing but `value` itself holds any part of it: it is a scalar, or an exact tuple, list,
+ * dict (keys and values), set or frozenset whose every item is a scalar or held only there (a count of
+ * one reference) and, in turn, so (`depth` levels down). Anything else may keep parts a test holds
+ * (an object's attributes, a DataFrame's columns): not known to be unheld. */
+static int
+parts_unheld(PyObject *value, int depth)
+{
+    if (scalar(value)) {
+        return 1;
+    }
+    if (depth <= 0) {
+        return 0;
+    }
+#define PART_UNHELD(item) (scalar(item) || (Py_REFCNT(item) == 1 && parts_unheld((item), depth - 1)))
+    if (PyTuple_CheckExact(value) || PyList_CheckExact(value)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+        PyObject **items = PySequence_Fast_ITEMS(value);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!PART_UNHELD(items[i])) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    if (PyDict_CheckExact(value)) {
+        Py_ssize_t at = 0;
+        PyObject *key, *item;
+        while (PyDict_Next(value, &at, &key, &item)) {
+            if (!PART_UNHELD(key) || !PART_UNHELD(item)) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    if (PyAnySet_CheckExact(value)) {
+        Py_ssize_t at = 0;
+        PyObject *item;
+        Py_hash_t hash;
+        while (_PySet_NextEntry(value, &at, &item, &hash)) {
+            if (!PART_UNHELD(item)) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+#undef PART_UNHELD
+    return 0;
+}
+
+/* Anyone (recheck_kept, after each call's start walks the kept values): retire the kept values that
+ * nothing else holds and whose parts nothing else holds either (parts_unheld). A value the tests let
+ * go of whose parts they still hold (`a, n = f()`) stays kept, walked again, until its test ends. */
 static PyObject *
 drop_unheld(PyObject *module, PyObject *unused)
 {
@@ -630,8 +707,45 @@ drop_unheld(PyObject *module, PyObject *unused)
         Py_RETURN_NONE;
     }
     for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {
-        if (i < PyList_GET_SIZE(kept) && Py_REFCNT(PyList_GET_ITEM(kept, i)) == 1
-                && PyList_SetSlice(kept, i, i + 1, NULL) < 0) {
+        PyObject *value = PyList_GET_ITEM(kept, i);
+        if (Py_REFCNT(value) == 1 && parts_unheld(value, 8) && retire(i) < 0) {
+            return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+/* The token retire_unheld asks for, handed out once (to the harness's thread, before the program
+ * runs); None after that. */
+static PyObject *
+retirement_token(PyObject *module, PyObject *unused)
+{
+    if (retirement != NULL) {
+        Py_RETURN_NONE;
+    }
+    retirement = PyBaseObject_Type.tp_alloc(&PyBaseObject_Type, 0);
+    if (retirement == NULL) {
+        return NULL;
+    }
+    Py_INCREF(retirement);
+    return retirement;
+}
+
+/* The harness's thread, at the end of a test (once walked, the tests' thread waiting): retire every
+ * kept value nothing else holds, its parts held or not (what outlives the test in the tests' hands is
+ * what setUpClass and setUp stored: see outside_calls' docstring). */
+static PyObject *
+retire_unheld(PyObject *module, PyObject *given)
+{
+    if (retirement == NULL || given != retirement) {
+        PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness retires kept values");
+        return NULL;
+    }
+    if (kept == NULL) {
+        Py_RETURN_NONE;
+    }
+    for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {
+        if (Py_REFCNT(PyList_GET_ITEM(kept, i)) == 1 && retire(i) < 0) {
             return NULL;
         }
     }
@@ -675,7 +789,12 @@ static PyMethodDef methods[] = {
     {"kept", kept_values, METH_VARARGS, "kept(n=0) -> list: the values kept (the most recent n, n > 0)."},
     {"changed", changed, METH_O, "changed(what: str): record what walking them again found."},
     {"change_found", change_found, METH_NOARGS, "change_found() -> str | None: what `changed` recorded first."},
-    {"drop_unheld", drop_unheld, METH_NOARGS, "drop_unheld(): let go of the kept values nothing else holds."},
+    {"drop_unheld", drop_unheld, METH_NOARGS,
+     "drop_unheld(): retire the kept values that nothing else holds, nor any part of them."},
+    {"retirement_token", retirement_token, METH_NOARGS,
+     "retirement_token() -> object | None: what retire_unheld asks for (the first call only)."},
+    {"retire_unheld", retire_unheld, METH_O,
+     "retire_unheld(token): retire the kept values nothing else holds (never freed, not walked again)."},
     {"ran", ran, METH_NOARGS,
      "ran() -> str | None: the first of the program's code entered from outside while the watch ran (its "
      "qualified name), or a word on the watch's misuse; None if nothing."},

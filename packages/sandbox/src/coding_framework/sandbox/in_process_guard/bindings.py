@@ -117,9 +117,12 @@ class Snapshot:
         # non-empty cells; per reader of _HELD_FIELDS, (reader, holders, what it read, labels).
         self.cells: tuple[list[str], list[types.CellType], list[object]] = ([], [], [])
         self.holders: list[tuple[Callable, list, list, list[str]]] = []
-        # (label, dict, a copy): the dicts holders hold, a partial's keyword arguments, which can be
-        # changed in place (round 58d: numpy's `_default_array_str` given another `array2string`)
-        self.tables: list[tuple[str, dict, dict]] = []
+        # (label, dict, a copy, what it holds): the dicts holders hold, which can be changed in place: a
+        # partial's keyword arguments (round 58d: numpy's `_default_array_str` given another
+        # `array2string`), the globals a function compiled from a string runs with, no module's (round
+        # 60a: the `_tuple_new` of SciPy's TtestResult made the tests' own t-test return the program's)
+        self.tables: list[tuple[str, dict, dict, str]] = []
+        self._own_globals: set[int] = set()  # (ids of the globals dicts among `tables`, which hold them)
         # (label, getter): objects tests use without a binding, checked for methods of the program's
         self.shared: list[tuple[str, Callable[[], object]]] = []
         # (label, module namespace, name): LIBRARY_CACHES of the modules loaded when recorded, and the
@@ -209,7 +212,9 @@ class Snapshot:
         round 58c), what a staticmethod, classmethod, property, partial, partialmethod, cached_property
         or DynamicClassAttribute holds (each can be made to hold another in place: `property.__init__(p,
         ...)`, `partial.__setstate__`, `fget = ...`: _HELD_FIELDS), the keyword arguments of partials
-        (`tables`), and the same of functions held in cells, HELD_DEPTH levels down. None of these
+        (`tables`), and the same of functions held in cells, HELD_DEPTH levels down; and the globals
+        of the functions among them that run with a namespace no module owns, with the builtins dict
+        there (namedtuple's and SciPy's result classes' generated `__new__`: `tables`). None of these
         changes a namespace, raises an audit event, or runs the program's code where the watch would
         see it."""
         todo = [(f"{label}.{key}", value, 0) for label, live, _saved, _mode, cls in self.entries
@@ -225,6 +230,7 @@ class Snapshot:
             seen.add(id_(value))
             held = []
             if kind is function:
+                self._add_own_globals(where, value)
                 for cell in closure(value) or ():
                     content = content_of(cell)
                     if content is not _EMPTY_CELL:
@@ -241,11 +247,27 @@ class Snapshot:
                     group[2].append(item)
                     group[3].append(where)
                     if type_(item) is dict and item:  # (a partial's keywords: changeable in place)
-                        self.tables.append((where, item, dict(item)))
+                        self.tables.append((where, item, dict(item), "arguments"))
             if depth < HELD_DEPTH:
                 todo.extend((f"{where}.<held>", item, depth + 1) for item in held
                             if type_(item) is function or id_(type_(item)) in fields)
         self.holders = list(groups.values())
+
+    def _add_own_globals(self, where: str, func: types.FunctionType) -> None:
+        """Record (`tables`) the globals `func` runs with where they are no module's namespace (code
+        compiled from a string with a namespace of its own), and the builtins dict they hold."""
+        space = func.__globals__
+        name = space.get("__name__") if all_exact_str(space) else None
+        module = sys.modules.get(name) if _type(name) is str else None
+        if module is not None and getattr(module, "__dict__", None) is space:
+            return  # (a module's: recorded with it, or left out with it)
+        if _id(space) in self._own_globals:
+            return
+        self._own_globals.add(_id(space))
+        self.tables.append((f"{where}.<globals>", space, dict(space), "globals"))
+        builtins_ = space.get("__builtins__")
+        if _type(builtins_) is dict and builtins_ is not builtins.__dict__:
+            self.tables.append((f"{where}.<globals>.__builtins__", builtins_, dict(builtins_), "globals"))
 
     def twin(self, private: bool = False) -> Snapshot:
         """A record of the same moment as this one (nothing ran since record), without a second walk: the
@@ -747,6 +769,11 @@ def make_held_check(snapshots: list[Snapshot]) -> Callable[[], list[str]]:
     contents = [content for s in snapshots for content in s.cells[2]]  # (data: as last seen; a copy)
     groups_ = [group for s in snapshots for group in s.holders]
     tables = [table for s in snapshots for table in s.tables]
+    # Their dicts' version tags now (made before the program runs): only those whose tag moved are
+    # compared (one C call for the ~400 namedtuple globals a heavy preload has), where tags are read.
+    table_dicts = [table[1] for table in tables]
+    moved = _C_MOVED if _C_VERSION is not None and _tags_readable() else None
+    table_tags = [_C_VERSION(space) for space in table_dicts] if moved is not None else None
     missing, len_, type_, str_, bytes_ = object(), builtins.len, builtins.type, builtins.str, builtins.bytes
     all_, map_, is_, callable_, read_cell, content_of = builtins.all, map, operator.is_, builtins.callable, \
         _CELL_CONTENTS, _cell_content
@@ -779,9 +806,10 @@ def make_held_check(snapshots: list[Snapshot]) -> Callable[[], list[str]]:
             if not all_(map_(is_, map_(read, holders), values)):
                 found.extend(f"{where[i]} holds another function than it did"
                              for i, holder in enumerate(holders) if read(holder) is not values[i])
-        for where, table, saved in tables:
+        for where, table, saved, what in (tables if moved is None else
+                                          [tables[index] for index in moved(table_dicts, table_tags)]):
             if len_(table) != len_(saved) or [k for k, v in saved.items() if table.get(k, missing) is not v]:
-                found.append(f"{where} holds other arguments than it did")
+                found.append(f"{where} holds other {what} than it did")
         return list(dict.fromkeys(found))[:MAX_FINDINGS]  # (a holder's fields are read one by one)
 
     return held

@@ -306,9 +306,9 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
                 allow(token, functions)
             keep(token, result)
             # (The call hands the value on, so nothing dies here.) Not held on to until the next call:
-            # a value only `keep` holds once the test lets go of it is walked once more (what the test
-            # compared may have changed since its check) and dropped, not walked again at every later
-            # call's start while this frame held it (a third of the walks of a plotting test).
+            # a value only `keep` holds once the test lets go of it (and of its parts) is retired
+            # after its next walk (outside_calls), not walked again at every later call's start
+            # while this frame held it (a third of the walks of a plotting test).
             result = None
 
 

@@ -31,13 +31,22 @@ hand-over, where no call runs, is an error too.
 
 What no frame shows (a registry entry built of C callables only, which planted `mock.ANY` in a returned
 list: rounds 30 and 31) is looked for in the values themselves: each value a call returned is kept
-(`keep`) while anything else holds it, and walked again as each later call starts (the RECENT most
-recent) and as each test ends (all; `recheck_kept`, in the tests' thread: from the call checks and
-suite_runner._HandOver); what
+(`keep`) and walked again as each later call starts (the RECENT most recent) and as each test ends
+(all; `recheck_kept`, in the tests' thread: from the call checks and suite_runner._HandOver); what
 that finds is recorded (`changed`) and read by the harness after each test (a value returned in
 `setUpClass` and changed in a later test, or changed and changed back by a later call: round 32).
+A kept value is retired (moved where it is neither walked nor ever freed: a finalizer it carries
+would run as it died, after its last walk) once nothing else holds it: at a call's start only if
+nothing holds any part of it either (`drop_unheld`: scalars, and exact tuples, lists, dicts and sets
+of such; `a, n = f()` keeps the tuple walked while the test holds `a`), and at its test's end
+whatever holds its parts (`retire_unheld`, by the harness's thread with a token of its own: what
+outlives the test in its hands is what setUpClass and setUp stored). Red-team round 60a: a value
+dropped while the test held its parts, then changed by another call, and a dropped deque whose
+`weakref.finalize(d, operator.setitem, part, ...)` rewrote the part setUpClass held.
 Not closed: a value changed and changed back by C callables only within one test, between two of
-its checks; a change made after the last test ends (tearDownClass).
+its checks; a change made after the last test ends (tearDownClass); a part setUpClass (or setUp)
+stored of a value retired at the end of an earlier test, changed later by C callables the program
+left in a registry (what the tests then compare was walked last at that test's end).
 """
 
 from __future__ import annotations
@@ -59,6 +68,8 @@ try:
         register,
         registered,
         resume,
+        retire_unheld,
+        retirement_token,
         through,
         watch,
     )
@@ -73,7 +84,7 @@ except ImportError:  # (no compiler when the package was installed: see the modu
         return None
 
     allow = changed = drop_unheld = fly = keep = land = launch = pause = register = resume = _nothing
-    ran = change_found = _nothing
+    ran = change_found = retire_unheld = retirement_token = _nothing
 
     def through(method: bool) -> bool:
         return False
@@ -91,6 +102,7 @@ else:
 
 __all__ = ["AVAILABLE", "RECENT", "allow", "change_found", "changed", "drop_unheld", "fly", "keep", "kept",
            "land", "launch", "pause", "paused", "ran", "recheck_kept", "register", "registered", "resume",
+           "retire_unheld", "retirement_token",
            "through", "watch"]
 
 # How many of the most recently returned values a call's start walks again (a test's end walks them
@@ -101,9 +113,9 @@ RECENT = 32
 
 def recheck_kept(answerer, is_trusted, libraries, kept, changed, drop_unheld, recent: int = 0) -> None:
     """Walk again (with the value checks' `answerer`) the values calls returned (`kept`; the `recent`
-    most recent, where given), record the first finding (`changed`), and let go of those nothing else
-    holds (`drop_unheld`). Run in the tests' thread, watched (a finalizer of the program's that a drop
-    runs is found); anyone may run it: it only records."""
+    most recent, where given), record the first finding (`changed`), and retire those that neither
+    they nor their parts are held by anything else (`drop_unheld`; nothing is freed). Run in the
+    tests' thread, watched; anyone may run it: it only records, and retires what no test can reach."""
     try:
         for value in kept(recent):
             culprit = answerer(value, is_trusted, libraries)

@@ -994,7 +994,7 @@ def _untrusted_method(
                 if program_code_seen and not is_trusted(func.__code__):
                     continue  # (the watch sees it run: foreign_answerer's `program_code_seen`)
                 if not is_trusted(func.__code__) or (strict and (
-                        wrapped or func.__name__ != name
+                        wrapped or not _named_for(func, name)
                         or _ignores_operand(func.__code__, _type(attr) is staticmethod)
                         or (func.__closure__ and _maker(klass, is_trusted) is None))):
                     return f"{_QUALNAME(klass)}.{name}"
@@ -1005,6 +1005,26 @@ def _untrusted_method(
                     kind, is_trusted, _DESCRIPTOR_METHODS, program_code_seen=program_code_seen):
                 return f"{_QUALNAME(klass)}.{name}"  # a descriptor or callable object of the program's
     return None
+
+
+# The comparison functions functools.total_ordering fills a class with (`_gt_from_lt`, ...), which it
+# names after the method each stands for: by their code (id -> code, held).
+_ORDERING_CODES = {_id(func.__code__): func.__code__
+                   for pairs in getattr(functools, "_convert", {}).values() for _name, func in pairs}
+
+
+def _named_for(func: types.FunctionType, name: str) -> bool:
+    """Whether a trusted function standing as the comparison `name` was written as one: its code's own
+    name is `name`, not only its `__name__`, which anyone may set (`typing.cast` or SciPy's generated
+    `__new__` named `__eq__` answered with the operand or a new tuple: red-team round 60a); or it is
+    one of total_ordering's, or a closure named so by `functools.wraps` (pandas' comparison wrappers;
+    a closure is allowed only in a class a trusted module made: _untrusted_method)."""
+    code = func.__code__
+    if func.__name__ != name:
+        return False
+    if code.co_name == name or func.__closure__ is not None:
+        return True
+    return _ORDERING_CODES.get(_id(code)) is code
 
 
 def _unwrap(attr: object) -> tuple[object, bool]:
