@@ -611,6 +611,16 @@ def test_library_objects_of_honest_programs_pass(pool, case):
 # Honest programs and tests that change or share state the library-state checks watch (rounds 55, 56):
 # each was an error once.
 SHARED_STATE_USES = {
+    # Round 60b: matplotlib's mathtext, loaded with pyplot by the program, turns on pyparsing's packrat
+    # parser (`ParserElement._parse` rebound), where the tests' own matplotlib import loaded pyparsing.
+    "pyplot loaded by the program, pyparsing by the tests": (
+        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\ndef task_func(data):\n"
+        "    fig, ax = plt.subplots()\n    ax.hist(data, bins=2)\n    ax.set_title('Distribution')\n"
+        "    return ax\n",
+        "import unittest\nimport matplotlib\nfrom matplotlib.patches import Rectangle\n"
+        "class TestCases(unittest.TestCase):\n    def test_a(self):\n        ax = task_func([1, 1, 2])\n"
+        "        self.assertEqual([p.get_height() for p in ax.patches if isinstance(p, Rectangle)], [2, 1])\n"
+        "        self.assertEqual(ax.get_title(), 'Distribution')\n"),
     # time.tzset() rebinds time.tzname and time.timezone, data of a module the test imports: the test's
     # own doing, like os.environ.
     "a test that sets the time zone": (

@@ -906,8 +906,13 @@ def _cell_content(cell: types.CellType) -> object:
 _PATCHERS = {"typing.py": ("typing_extensions.py",)}
 # Functions a library puts in another module's place under another name: (qualified name, file) of the
 # code of the one recorded -> of the one allowed there. `logging.captureWarnings(True)` sends warnings
-# to logging through `warnings.showwarning` (round 56: an error before).
-_KNOWN_REPLACEMENTS = {("showwarning", "warnings.py"): ("_showwarning", "logging/__init__.py")}
+# to logging through `warnings.showwarning` (round 56: an error before); pyparsing's
+# `ParserElement.enable_packrat()`, which matplotlib's mathtext calls as it loads, puts its caching
+# parser in place of the plain one (round 60b: a program importing pyplot where the tests import only
+# `matplotlib` or one of its light modules, which load pyparsing, was an error).
+_KNOWN_REPLACEMENTS = {("showwarning", "warnings.py"): ("_showwarning", "logging/__init__.py"),
+                       ("ParserElement._parseNoCache", "core.py"): ("ParserElement._parseCache",
+                                                                    "pyparsing/core.py")}
 
 
 def _file_name(path: str, parts: int = 1, _split=str.split, _join="/".join) -> str:
