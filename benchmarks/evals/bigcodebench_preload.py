@@ -1,11 +1,12 @@
 """What preloading BigCodeBench's heavy libraries in each sandbox worker costs and saves per sample.
 
-Two unittest jobs, each run by a one-worker pool with the bigcodebench benchmark's preload and by one
+Three unittest jobs, each run by a one-worker pool with the bigcodebench benchmark's preload and by one
 that also imports numpy, pandas and matplotlib.pyplot once per worker (bigcodebench_preload's choice
 when enough of the scored tasks list them), interleaved in rounds:
 
 - "stdlib": the fixture's BigCodeBench/0 (collections only) with its reference solution;
-- "pandas+plot": a task of our own in BigCodeBench's style (a DataFrame built and plotted, three tests).
+- "pandas+plot": a task of our own in BigCodeBench's style (a DataFrame built and plotted, three tests);
+- "figures (5 tests)": one of ours returning a pyplot Figure (a histogram) to each of five tests.
 
 Prints the median wall time per sample of each (job, pool) pair over all rounds. Pools are started
 outside the timed region (their start is in the table too); every sample must pass.
@@ -56,6 +57,34 @@ class TestCases(unittest.TestCase):
         self.assertIsInstance(ax, plt.Axes)
 """
 
+# Figures returned by each test's call: pyplot holds every one of them.
+FIGURES_PROGRAM = """
+import numpy as np
+import matplotlib.pyplot as plt
+def task_func(n, seed=0):
+    rng = np.random.default_rng(seed)
+    fig = plt.figure()
+    plt.hist(rng.normal(size=n), bins=20)
+    plt.title("Histogram")
+    return fig
+"""
+FIGURES_TEST = """
+import unittest
+from matplotlib.figure import Figure
+class TestCases(unittest.TestCase):
+    def test_type(self):
+        self.assertIsInstance(task_func(100), Figure)
+    def test_bins(self):
+        self.assertEqual(len(task_func(100).axes[0].patches), 20)
+    def test_title(self):
+        self.assertEqual(task_func(50).axes[0].get_title(), "Histogram")
+    def test_axes(self):
+        self.assertEqual(len(task_func(10).axes), 1)
+    def test_seeded(self):
+        heights = [p.get_height() for p in task_func(200, seed=1).axes[0].patches]
+        self.assertEqual(sum(heights), 200)
+"""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -68,6 +97,8 @@ def main() -> None:
         "stdlib": bigcodebench_job(problem, reference["completion"], solution=reference["solution"]),
         "pandas+plot": UnittestJob(program=PLOTTING_PROGRAM, test=PLOTTING_TEST,
                                    limits=Limits(timeout_s=60, memory_mb=4096)),
+        "figures (5 tests)": UnittestJob(program=FIGURES_PROGRAM, test=FIGURES_TEST,
+                                         limits=Limits(timeout_s=60, memory_mb=4096)),
     }
     base = _pool_extras(get_benchmark("bigcodebench"), FIXTURE)["preload"]
     preloads = {"benchmark preload": base, "+ numpy, pandas, pyplot": (*base, *HEAVY)}

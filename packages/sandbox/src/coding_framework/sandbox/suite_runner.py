@@ -166,8 +166,9 @@ def run_in_child(chan: wire.FdChannel) -> int:
                                              watch.kept, watch.changed, watch.drop_unheld,
                                              os.getpid(), os.getpid, os._exit, library_state))
     harness.hand_over = hand_over  # (the one the harness authenticates: a hand-over must come from it)
-    # At each test's end the harness retires the kept values nothing holds any more (outside_calls):
-    # with a token only this thread's frames hold, taken before the program runs.
+    # At each test's end the harness retires the kept values no later test can compare (outside_calls,
+    # _Harness.held_across_tests): with a token only this thread's frames hold, taken before the
+    # program runs.
     harness.retire_kept = functools.partial(watch.retire_unheld, watch.retirement_token())
     # CPython hands a Python signal handler the frame it interrupted: from here on no signal action can
     # be set (seccomp; a fresh `_signal` module gets no further). Handlers run in this thread only.
@@ -261,6 +262,9 @@ class _Harness:
         self.class_names, self.loader, self.test_case = class_names, unittest.TestLoader(), unittest.TestCase
         self.recorded = {id(cls): cls for _label, cls, _mro in before.class_mros}
         self.test_classes: list[type] = []  # the trusted classes the suite's tests are of (list_tests)
+        self.tests_namespace: dict = {}  # the test module's own (list_tests)
+        self.class_namespace = type.__dict__["__dict__"].__get__
+        self.kept = in_process_guard.outside_calls.kept
         self.own_code = own_code
         self.foreign_in_class = in_process_guard.foreign_in_class
         self.str_keyed_copy = in_process_guard.str_keyed_copy
@@ -348,7 +352,8 @@ class _Harness:
             if id(test) in self.tests:
                 self.finished.add(id(test))
             self.check_and_send()
-            self.retire_kept()  # (walked again by the _HandOver that sent this; none of it is freed)
+            # (Walked again by the _HandOver that sent this; none of it is freed.)
+            self.retire_kept(self.held_across_tests())
         elif kind == "loaded":
             self.check_and_send()
         elif kind == "ready":  # the tests are loaded: record the test module, list the suite's tests
@@ -366,6 +371,7 @@ class _Harness:
             self.changes = self.make_checker(self.snapshots, self.is_trusted, harness_side=True)
             self.check_and_send()
             self.list_tests(suite, tests_module)
+            self.tests_namespace = self.module_namespace(tests_module)
         elif kind == "failed":
             self.report("<load>", "error", message[1])
             return 1
@@ -445,6 +451,32 @@ class _Harness:
         missing = sorted(set(expected) - seen)
         if missing:
             raise Tampering(f"the suite leaves out tests of the trusted classes: {', '.join(missing[:5])}")
+
+    def held_across_tests(self) -> set[int]:
+        """The ids of the kept values (outside_calls) a later test can still compare: bound in a test
+        class's namespace or the test module's (what setUpClass and module-level code stored), or an
+        exact tuple, list or dict whose item is, or holds such a value one level down (`cls.a, cls.n =
+        task_func()`). The rest are retired at a test's end, whoever else holds them (pyplot holds
+        every Figure a test made: walked again at every later call and test end, a plotting suite cost
+        the square of its tests). Reads only exact containers' items and ids: no code runs."""
+        tuple_, list_, dict_ = tuple, list, dict
+        bound = [value for cls in self.test_classes for value in self.class_namespace(cls).values()]
+        bound.extend(self.tests_namespace.values())
+        held = set()
+        for value in bound:
+            held.add(id(value))
+            kind = type(value)
+            if kind is tuple_ or kind is list_:
+                held.update(map(id, value))
+            elif kind is dict_:
+                held.update(map(id, value.values()))
+        retained = set()
+        for value in self.kept():
+            kind = type(value)
+            items = value if kind is tuple_ or kind is list_ else value.values() if kind is dict_ else ()
+            if id(value) in held or any(id(item) in held for item in items):
+                retained.add(id(value))
+        return retained
 
     def check_test_classes(self) -> None:
         """Raise Tampering if a test class holds what the tests did not put there (foreign_in_class):

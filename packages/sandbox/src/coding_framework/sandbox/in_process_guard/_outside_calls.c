@@ -732,11 +732,15 @@ retirement_token(PyObject *module, PyObject *unused)
 }
 
 /* The harness's thread, at the end of a test (once walked, the tests' thread waiting): retire every
- * kept value nothing else holds, its parts held or not (what outlives the test in the tests' hands is
- * what setUpClass and setUp stored: see outside_calls' docstring). */
+ * kept value whose id is not in `retained` (a set of ints: what a later test can still compare,
+ * suite_runner._Harness.held_across_tests), whoever else holds it. */
 static PyObject *
-retire_unheld(PyObject *module, PyObject *given)
+retire_unheld(PyObject *module, PyObject *args)
 {
+    PyObject *given, *retained;
+    if (!PyArg_ParseTuple(args, "OO!:retire_unheld", &given, &PySet_Type, &retained)) {
+        return NULL;
+    }
     if (retirement == NULL || given != retirement) {
         PyErr_SetString(PyExc_RuntimeError, "sandbox: only the harness retires kept values");
         return NULL;
@@ -745,7 +749,13 @@ retire_unheld(PyObject *module, PyObject *given)
         Py_RETURN_NONE;
     }
     for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {
-        if (Py_REFCNT(PyList_GET_ITEM(kept, i)) == 1 && retire(i) < 0) {
+        PyObject *key = PyLong_FromVoidPtr(PyList_GET_ITEM(kept, i));
+        if (key == NULL) {
+            return NULL;
+        }
+        int held = PySet_Contains(retained, key);
+        Py_DECREF(key);
+        if (held < 0 || (!held && retire(i) < 0)) {
             return NULL;
         }
     }
@@ -793,8 +803,9 @@ static PyMethodDef methods[] = {
      "drop_unheld(): retire the kept values that nothing else holds, nor any part of them."},
     {"retirement_token", retirement_token, METH_NOARGS,
      "retirement_token() -> object | None: what retire_unheld asks for (the first call only)."},
-    {"retire_unheld", retire_unheld, METH_O,
-     "retire_unheld(token): retire the kept values nothing else holds (never freed, not walked again)."},
+    {"retire_unheld", retire_unheld, METH_VARARGS,
+     "retire_unheld(token, retained: set[int]): retire the kept values whose id is not in `retained` "
+     "(never freed, not walked again)."},
     {"ran", ran, METH_NOARGS,
      "ran() -> str | None: the first of the program's code entered from outside while the watch ran (its "
      "qualified name), or a word on the watch's misuse; None if nothing."},

@@ -38,15 +38,18 @@ that finds is recorded (`changed`) and read by the harness after each test (a va
 A kept value is retired (moved where it is neither walked nor ever freed: a finalizer it carries
 would run as it died, after its last walk) once nothing else holds it: at a call's start only if
 nothing holds any part of it either (`drop_unheld`: scalars, and exact tuples, lists, dicts and sets
-of such; `a, n = f()` keeps the tuple walked while the test holds `a`), and at its test's end
-whatever holds its parts (`retire_unheld`, by the harness's thread with a token of its own: what
-outlives the test in its hands is what setUpClass and setUp stored). Red-team round 60a: a value
-dropped while the test held its parts, then changed by another call, and a dropped deque whose
-`weakref.finalize(d, operator.setitem, part, ...)` rewrote the part setUpClass held.
+of such; `a, n = f()` keeps the tuple walked while the test holds `a`), and at its test's end unless a
+test class or the test module binds it, or binds what it holds one level down (`retire_unheld`, by
+the harness's thread with a token of its own and suite_runner's `held_across_tests`: what outlives a
+test in the tests' hands is what setUpClass and module-level code stored; a Figure only pyplot holds
+is retired). Red-team round 60a: a value dropped while the test held its parts, then changed by
+another call, and a dropped deque whose `weakref.finalize(d, operator.setitem, part, ...)` rewrote
+the part setUpClass held.
 Not closed: a value changed and changed back by C callables only within one test, between two of
-its checks; a change made after the last test ends (tearDownClass); a part setUpClass (or setUp)
-stored of a value retired at the end of an earlier test, changed later by C callables the program
-left in a registry (what the tests then compare was walked last at that test's end).
+its checks; a change made after the last test ends (tearDownClass); a value retired at a test's
+end that a later test still reaches otherwise (through a library registry, `plt.gcf()`, or stored
+deeper than one level in what a test class binds), changed later by C callables the program left in
+a registry (what the tests then compare was walked last at that test's end).
 """
 
 from __future__ import annotations
