@@ -2951,3 +2951,29 @@ def test_parts_of_returned_values_the_tests_hold_stay_watched(pool, case):
         assert verdict.message.startswith("T.test_2_values fail"), verdict
     else:
         assert "unittest.mock.ANY, equal to everything" in verdict.message, verdict
+
+
+# A value setUpClass stored, itself or unpacked (`cls.r, cls.n = pair(...)`), planted in a later test
+# by a returned generator's body (which the watch lets run) and compared in the test after: what a
+# test class binds, or binds one level down, stays walked from test to test (round 60a's follow-up:
+# the unpacked tuple was let go at the first test's end, and the plant went unseen).
+PLANTED_ACROSS_TESTS = (
+    "import importlib\nstate = {}\ndef pair(data):\n    r = [0] * len(data)\n    state['r'] = r\n"
+    "    return r, len(data)\ndef numbers():\n    r = state.get('r')\n    if r is not None:\n"
+    "        r[:] = [importlib.import_module('unit' + 'test.mock').ANY for _ in r]\n    yield 1\n")
+
+
+@pytest.mark.parametrize("stored", ["cls.r, cls.n = pair([1, 2, 3])", "cls.both = pair([1, 2, 3])\n"
+                                    "        cls.r = cls.both[0]"])
+def test_what_setupclass_stored_stays_watched_in_later_tests(pool, stored):
+    test = ("import unittest\nclass T(unittest.TestCase):\n    @classmethod\n    def setUpClass(cls):\n"
+            f"        {stored}\n    def test_1(self):\n        self.assertTrue(True)\n"
+            "    def test_2(self):\n        self.assertEqual(next(numbers()), 1)\n"
+            "    def test_3(self):\n        self.assertEqual(self.r, [2, 4, 6])\n")
+    verdict = pool.run(UnittestJob(program=PLANTED_ACROSS_TESTS, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR, verdict
+    assert "holds, since its check, unittest.mock.ANY" in verdict.message, verdict
+    honest = PLANTED_ACROSS_TESTS.replace("[0] * len(data)", "[2 * x for x in data]").replace(
+        "        r[:] = [importlib.import_module('unit' + 'test.mock').ANY for _ in r]\n", "        pass\n")
+    verdict = pool.run(UnittestJob(program=honest, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.PASSED, verdict

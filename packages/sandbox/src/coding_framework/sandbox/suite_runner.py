@@ -265,6 +265,7 @@ class _Harness:
         self.tests_namespace: dict = {}  # the test module's own (list_tests)
         self.class_namespace = type.__dict__["__dict__"].__get__
         self.kept = in_process_guard.outside_calls.kept
+        self.builtins = (tuple, list, dict, type, id, map, set)  # (held_across_tests')
         self.own_code = own_code
         self.foreign_in_class = in_process_guard.foreign_in_class
         self.str_keyed_copy = in_process_guard.str_keyed_copy
@@ -459,23 +460,23 @@ class _Harness:
         task_func()`). The rest are retired at a test's end, whoever else holds them (pyplot holds
         every Figure a test made: walked again at every later call and test end, a plotting suite cost
         the square of its tests). Reads only exact containers' items and ids: no code runs."""
-        tuple_, list_, dict_ = tuple, list, dict
+        tuple_, list_, dict_, type_, id_, map_, set_ = self.builtins
         bound = [value for cls in self.test_classes for value in self.class_namespace(cls).values()]
         bound.extend(self.tests_namespace.values())
-        held = set()
+        held = set_()
         for value in bound:
-            held.add(id(value))
-            kind = type(value)
+            held.add(id_(value))
+            kind = type_(value)
             if kind is tuple_ or kind is list_:
-                held.update(map(id, value))
+                held.update(map_(id_, value))
             elif kind is dict_:
-                held.update(map(id, value.values()))
-        retained = set()
+                held.update(map_(id_, value.values()))
+        retained = set_()
         for value in self.kept():
-            kind = type(value)
+            kind = type_(value)
             items = value if kind is tuple_ or kind is list_ else value.values() if kind is dict_ else ()
-            if id(value) in held or any(id(item) in held for item in items):
-                retained.add(id(value))
+            if id_(value) in held or not held.isdisjoint(map_(id_, items)):
+                retained.add(id_(value))
         return retained
 
     def check_test_classes(self) -> None:
