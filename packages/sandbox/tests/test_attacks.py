@@ -2883,6 +2883,26 @@ RENAMED_COMPARISONS = {
 }
 
 
+# Round 60c: total_ordering's `_ge_from_lt` renamed `__eq__` (in a float subclass, `not (x < y)`), and
+# the `__eq__` dataclasses writes run with the program's globals, where `NotImplemented = True`.
+MISPLACED_LIBRARY_COMPARISONS = {
+    "total_ordering's method for another slot": (
+        "import functools\nf = getattr(functools, '_ge' + '_from_lt')\nf.__name__ = '__eq__'\n"
+        "class Res(float):\n    __eq__ = f\n    __hash__ = float.__hash__\ndef add(a, b):\n"
+        "    return Res(1e300)\n"),
+    "a dataclass whose module rebinds NotImplemented": (
+        "import dataclasses\nNotImplemented = True\n@dataclasses.dataclass\nclass Res:\n    v: int\n"
+        "def add(a, b):\n    return Res(a * b)\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISPLACED_LIBRARY_COMPARISONS))
+def test_a_library_comparison_out_of_its_place_cannot_pass_a_unittest(pool, case):
+    program = MISPLACED_LIBRARY_COMPARISONS[case]
+    verdict = pool.run(UnittestJob(program=program, test=UNIT_TEST, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR and "Res.__eq__ is the program's" in verdict.message, verdict
+
+
 @pytest.mark.parametrize("case", sorted(RENAMED_COMPARISONS))
 def test_a_library_function_renamed_as_a_comparison_cannot_pass_a_unittest(pool, case):
     program = (RENAMED_COMPARISONS[case] + "f.__name__ = '__eq__'\n"
@@ -2910,6 +2930,16 @@ GENERATED_GLOBALS = {
         "import urllib.parse\nimport unittest\nclass T(unittest.TestCase):\n    def test_path(self):\n"
         "        self.assertEqual(task_func('http://a/b'), urllib.parse.urlsplit('http://a/b').path)\n"),
 }
+
+
+GENERATED_GLOBALS["SciPy's nonlinear solvers (generated, no closure)"] = (
+    "import functools, operator\nimport numpy as np\nimport scipy.optimize\nW = np.array([5.0])\n"
+    "space = getattr(scipy.optimize.broyden1, '__glo' + 'bals__')\n"
+    "space['nonlin_solve'] = functools.partial(max, W, key=functools.partial(operator.is_, W))\n"
+    "def task_func():\n    return W\n",
+    "import unittest\nimport numpy as np\nimport scipy.optimize\nclass T(unittest.TestCase):\n"
+    "    def test_root(self):\n"
+    "        np.testing.assert_allclose(task_func(), scipy.optimize.broyden1(lambda x: x - 2.0, [1.0]))\n")
 
 
 @pytest.mark.parametrize("case", sorted(GENERATED_GLOBALS))
@@ -2977,3 +3007,17 @@ def test_what_setupclass_stored_stays_watched_in_later_tests(pool, stored):
         "        r[:] = [importlib.import_module('unit' + 'test.mock').ANY for _ in r]\n", "        pass\n")
     verdict = pool.run(UnittestJob(program=honest, test=test, limits=Limits(timeout_s=60)))
     assert verdict.status is Status.PASSED, verdict
+
+
+def test_keyword_defaults_of_library_functions_changed_in_place_never_pass(pool):
+    # Round 60c: numpy's `all` (the function behind `np.all`'s C dispatcher) given `where=False` in its
+    # `__kwdefaults__` dict, changed in place: every `np.all`, and the tests' own `np.allclose`, true.
+    program = ("import numpy as np\nimpl = getattr(np.all, '_implem' + 'entation')\n"
+               "getattr(impl, '__kwdef' + 'aults__')['where'] = False\n"
+               "def task_func(x):\n    return np.array([x * 10.0, 7.0])\n")
+    test = ("import unittest\nimport numpy as np\nclass T(unittest.TestCase):\n    def test_it(self):\n"
+            "        self.assertTrue(np.allclose(task_func(1), [1.0, 2.0]))\n")
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR, verdict
+    found = "numpy.all.<held>.__kwdefaults__ holds other keyword defaults than it did"
+    assert found in verdict.message, verdict

@@ -6,9 +6,10 @@
  * the tag is where 3.11 keeps it and means what it means there; elsewhere the module has no `version`
  * and the guard compares every namespace.
  *
- * holding: the entries of a namespace whose values hold other callables in ways no binding shows (a
- * function with closure cells, or an object of one of the given exact types): what
- * bindings.Snapshot.add_held records, found without a Python step per value.
+ * holding: the entries of a namespace whose values hold other callables or data in ways no binding
+ * shows (a function with closure cells, keyword defaults or code compiled from a string, or an object
+ * of one of the given exact types): what bindings.Snapshot.add_held records, found without a Python
+ * step per value.
  *
  * defined_classes: the entries of a module's namespace that are classes it defines (their own
  * `__module__` is the module's name), whose namespaces and MROs bindings.Snapshot.add_module records;
@@ -88,12 +89,20 @@ entries_where(PyObject *dict, int (*wanted)(PyObject *, PyObject *), PyObject *c
     return found;
 }
 
-/* A function with closure cells, or an object whose exact type is one of `kinds` (a tuple). */
+/* A function with closure cells, keyword defaults (a dict, changeable in place) or code compiled from
+ * a string (whose globals may be a namespace of its own), or an object whose exact type is one of
+ * `kinds` (a tuple). */
 static int
 holds_callables(PyObject *value, PyObject *kinds)
 {
-    if (PyFunction_Check(value) && PyFunction_GET_CLOSURE(value) != NULL) {
-        return 1;
+    if (PyFunction_Check(value)) {
+        if (PyFunction_GET_CLOSURE(value) != NULL || PyFunction_GET_KW_DEFAULTS(value) != NULL) {
+            return 1;
+        }
+        PyObject *file = ((PyCodeObject *)PyFunction_GET_CODE(value))->co_filename;
+        if (PyUnicode_Check(file) && PyUnicode_CompareWithASCIIString(file, "<string>") == 0) {
+            return 1;
+        }
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kinds); i++) {
         if ((PyObject *)Py_TYPE(value) == PyTuple_GET_ITEM(kinds, i)) {
@@ -354,7 +363,8 @@ static PyMethodDef methods[] = {
 #endif
     {"holding", holding, METH_VARARGS,
      "holding(namespace: dict | type, kinds: tuple[type, ...]) -> list[(key, value)]: the entries whose "
-     "value is a function with closure cells or an object whose exact type is one of `kinds`."},
+     "value is a function with closure cells, keyword defaults or code compiled from a string, or an "
+     "object whose exact type is one of `kinds`."},
     {"defined_classes", defined_classes, METH_VARARGS,
      "defined_classes(namespace: dict, name: str) -> list[(key, class)]: the entries whose value is a "
      "class whose own namespace binds `__module__` to the str `name`."},

@@ -34,7 +34,7 @@ static PyObject *pauses = NULL;          /* dict: id(key) -> key, the pauses sta
 static PyObject *token = NULL;           /* what `allow` asks for: handed to the first `watch` only */
 static PyThreadState *watched = NULL;    /* the tests' thread */
 static PyObject *kept = NULL;            /* list: values calls returned, to be walked again (keep) */
-static PyObject *graveyard = NULL;       /* list: kept values let go of, never freed (see retire) */
+static PyObject *graveyard = NULL;       /* list: kept values let go of that are not freed (retire) */
 static PyObject *retirement = NULL;      /* what retire_unheld asks for: handed out once */
 static PyObject *first = NULL;           /* what the watch recorded first: a str, or NULL */
 static PyObject *first_change = NULL;    /* what walking the kept values again found first, or NULL */
@@ -625,21 +625,6 @@ change_found(PyObject *module, PyObject *unused)
     return give(first_change);
 }
 
-/* Move the kept value at `index` to the graveyard: nothing of it is freed (a finalizer it carries, a
- * `weakref.finalize` of C callables such as `operator.setitem`, would run as it died, after its last
- * walk, and rewrite a part the tests still hold: red-team round 60a), and it is not walked again. */
-static int
-retire(Py_ssize_t index)
-{
-    if (graveyard == NULL && (graveyard = PyList_New(0)) == NULL) {
-        return -1;
-    }
-    if (PyList_Append(graveyard, PyList_GET_ITEM(kept, index)) < 0) {
-        return -1;
-    }
-    return PyList_SetSlice(kept, index, index + 1, NULL);
-}
-
 /* Whether `value` can change nothing: an exact int, float, complex, str, bytes, bool or None. */
 static int
 scalar(PyObject *value)
@@ -648,12 +633,109 @@ scalar(PyObject *value)
         || PyComplex_CheckExact(value) || PyUnicode_CheckExact(value) || PyBytes_CheckExact(value);
 }
 
+/* Whether `value` is exactly a numpy array (numpy's own static type, read by name: no class of the
+ * program's can be one) of a dtype holding no Python objects, with no base (it owns its data) and no
+ * weak reference; its attributes are read through numpy's C getters. */
+static int
+numeric_array(PyObject *value)
+{
+    PyTypeObject *kind = Py_TYPE(value);
+    if ((kind->tp_flags & Py_TPFLAGS_HEAPTYPE) || strcmp(kind->tp_name, "numpy.ndarray") != 0) {
+        return 0;
+    }
+    if (kind->tp_weaklistoffset > 0 && *(PyObject **)((char *)value + kind->tp_weaklistoffset) != NULL) {
+        return 0;
+    }
+    PyObject *base = PyObject_GetAttrString(value, "base");
+    if (base == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int owns = base == Py_None;
+    Py_DECREF(base);
+    if (!owns) {
+        return 0;
+    }
+    PyObject *dtype = PyObject_GetAttrString(value, "dtype");
+    if (dtype == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *objects = PyObject_GetAttrString(dtype, "hasobject");
+    Py_DECREF(dtype);
+    if (objects == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int numbers = objects == Py_False;
+    Py_DECREF(objects);
+    return numbers;
+}
+
+/* Whether `ok(item, depth - 1)` holds for every item of `value` (an exact tuple, list or set; a dict's
+ * keys and values): 1 or 0; -1 where `value` is none of these. */
+static int
+every_part(PyObject *value, int depth, int (*ok)(PyObject *, int))
+{
+    if (PyTuple_CheckExact(value) || PyList_CheckExact(value)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+        PyObject **items = PySequence_Fast_ITEMS(value);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!ok(items[i], depth - 1)) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    Py_ssize_t at = 0;
+    PyObject *key, *item;
+    if (PyDict_CheckExact(value)) {
+        while (PyDict_Next(value, &at, &key, &item)) {
+            if (!ok(key, depth - 1) || !ok(item, depth - 1)) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    if (PyAnySet_CheckExact(value)) {
+        Py_hash_t hash;
+        while (_PySet_NextEntry(value, &at, &item, &hash)) {
+            if (!ok(item, depth - 1)) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    return -1;
+}
+
+static int parts_unheld(PyObject *value, int depth);
+
+/* A part nothing but its container holds (a count of one reference; held twice by it counts as held
+ * elsewhere), and so in turn; or a scalar. */
+static int
+part_unheld(PyObject *item, int depth)
+{
+    return scalar(item) || (Py_REFCNT(item) == 1 && parts_unheld(item, depth));
+}
+
 /* Whether nothing but `value` itself holds any part of it: it is a scalar, or an exact tuple, list,
- * dict (keys and values), set or frozenset whose every item is a scalar or held only there (a count of
- * one reference) and, in turn, so (`depth` levels down). Anything else may keep parts a test holds
- * (an object's attributes, a DataFrame's columns): not known to be unheld. */
+ * dict (keys and values), set or frozenset whose every item is part_unheld (`depth` levels down).
+ * Anything else may keep parts a test holds: not known to be unheld. */
 static int
 parts_unheld(PyObject *value, int depth)
+{
+    if (scalar(value)) {
+        return 1;
+    }
+    return depth > 0 && every_part(value, depth, part_unheld) == 1;
+}
+
+/* Whether freeing `value` can run no code: a scalar, an exact tuple, list, dict (keys and values),
+ * set or frozenset of such (none of them takes a weak reference or has a finalizer), or a numpy array
+ * of numbers that owns its data and has no weak reference (its deallocation frees memory only). */
+static int
+inert(PyObject *value, int depth)
 {
     if (scalar(value)) {
         return 1;
@@ -661,45 +743,34 @@ parts_unheld(PyObject *value, int depth)
     if (depth <= 0) {
         return 0;
     }
-#define PART_UNHELD(item) (scalar(item) || (Py_REFCNT(item) == 1 && parts_unheld((item), depth - 1)))
-    if (PyTuple_CheckExact(value) || PyList_CheckExact(value)) {
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
-        PyObject **items = PySequence_Fast_ITEMS(value);
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (!PART_UNHELD(items[i])) {
-                return 0;
-            }
+    int all = every_part(value, depth, inert);
+    return all >= 0 ? all : numeric_array(value);
+}
+
+/* Let go of the kept value at `index`: freed where that runs no code (inert), else moved to the
+ * graveyard, never freed while the child lives (a finalizer it carries, a `weakref.finalize` of C
+ * callables such as `operator.setitem`, would run as it died, after its last walk, and rewrite a part
+ * the tests still hold: red-team round 60a), and not walked again. */
+static int
+retire(Py_ssize_t index)
+{
+    PyObject *value = PyList_GET_ITEM(kept, index);
+    if (!inert(value, 8)) {
+        if (graveyard == NULL && (graveyard = PyList_New(0)) == NULL) {
+            return -1;
         }
-        return 1;
-    }
-    if (PyDict_CheckExact(value)) {
-        Py_ssize_t at = 0;
-        PyObject *key, *item;
-        while (PyDict_Next(value, &at, &key, &item)) {
-            if (!PART_UNHELD(key) || !PART_UNHELD(item)) {
-                return 0;
-            }
+        if (PyList_Append(graveyard, value) < 0) {
+            return -1;
         }
-        return 1;
     }
-    if (PyAnySet_CheckExact(value)) {
-        Py_ssize_t at = 0;
-        PyObject *item;
-        Py_hash_t hash;
-        while (_PySet_NextEntry(value, &at, &item, &hash)) {
-            if (!PART_UNHELD(item)) {
-                return 0;
-            }
-        }
-        return 1;
-    }
-#undef PART_UNHELD
-    return 0;
+    return PyList_SetSlice(kept, index, index + 1, NULL);
 }
 
 /* Anyone (recheck_kept, after each call's start walks the kept values): retire the kept values that
- * nothing else holds and whose parts nothing else holds either (parts_unheld). A value the tests let
- * go of whose parts they still hold (`a, n = f()`) stays kept, walked again, until its test ends. */
+ * nothing else holds, an exact tuple, list, dict or set only if nothing else holds any part of it
+ * either (parts_unheld): a container the tests unpacked (`a, n = f()`) stays kept, walked again, until
+ * its test ends. (Another object's parts are not followed: a part the tests took from it, `x =
+ * f().data`, is not watched once it is retired, as before; see outside_calls' docstring.) */
 static PyObject *
 drop_unheld(PyObject *module, PyObject *unused)
 {
@@ -707,8 +778,13 @@ drop_unheld(PyObject *module, PyObject *unused)
         Py_RETURN_NONE;
     }
     for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {
+        if (i >= PyList_GET_SIZE(kept)) {
+            continue;  /* (freeing an inert value runs no code; checked all the same) */
+        }
         PyObject *value = PyList_GET_ITEM(kept, i);
-        if (Py_REFCNT(value) == 1 && parts_unheld(value, 8) && retire(i) < 0) {
+        int container = PyTuple_CheckExact(value) || PyList_CheckExact(value) || PyDict_CheckExact(value)
+            || PyAnySet_CheckExact(value);
+        if (Py_REFCNT(value) == 1 && (!container || parts_unheld(value, 8)) && retire(i) < 0) {
             return NULL;
         }
     }

@@ -212,14 +212,16 @@ class Snapshot:
         round 58c), what a staticmethod, classmethod, property, partial, partialmethod, cached_property
         or DynamicClassAttribute holds (each can be made to hold another in place: `property.__init__(p,
         ...)`, `partial.__setstate__`, `fget = ...`: _HELD_FIELDS), the keyword arguments of partials
-        (`tables`), and the same of functions held in cells, HELD_DEPTH levels down; and the globals
-        of the functions among them that run with a namespace no module owns, with the builtins dict
-        there (namedtuple's and SciPy's result classes' generated `__new__`: `tables`). None of these
+        (`tables`), and the same of functions held in cells, HELD_DEPTH levels down; and the keyword
+        defaults of those functions (a dict), and the globals of those that run with a namespace no
+        module owns, with the builtins dict there (namedtuple's, SciPy's result classes' and its
+        nonlinear solvers' generated functions: `tables`). None of these
         changes a namespace, raises an audit event, or runs the program's code where the watch would
         see it."""
+        fields, kinds = _held_fields()
         todo = [(f"{label}.{key}", value, 0) for label, live, _saved, _mode, cls in self.entries
-                for key, value in _holding(live if cls is None else cls)]
-        seen, (labels, cells, contents), fields = set(), self.cells, _HELD_FIELDS
+                for key, value in _holding(live if cls is None else cls, kinds)]
+        seen, (labels, cells, contents) = set(), self.cells
         groups: dict[int, tuple[Callable, list, list, list[str]]] = {}
         function, closure, content_of, type_, id_ = _FUNCTION, _CLOSURE, _cell_content, _type, _id
         while todo:
@@ -231,6 +233,10 @@ class Snapshot:
             held = []
             if kind is function:
                 self._add_own_globals(where, value)
+                keywords = value.__kwdefaults__
+                if type_(keywords) is dict:  # (changeable in place: round 60c set np.all's `where`)
+                    self.tables.append((f"{where}.__kwdefaults__", keywords, dict(keywords),
+                                        "keyword defaults"))
                 for cell in closure(value) or ():
                     content = content_of(cell)
                     if content is not _EMPTY_CELL:
@@ -398,14 +404,35 @@ _HELD_KINDS = (staticmethod, classmethod, property, functools.partial, functools
                functools.cached_property, types.DynamicClassAttribute, enum.property)
 
 
-def _holding(space: dict | type) -> list[tuple[object, object]]:
+def _held_fields() -> tuple[dict, tuple]:
+    """(_HELD_FIELDS, _HELD_KINDS), with numpy's array-function dispatcher where numpy is loaded: the C
+    object `np.all`, `np.sum` and the rest are, which holds the Python function doing the work
+    (`_implementation`; round 60c set `np.all`'s keyword default `where` to False in place, and the
+    tests' own `np.allclose` passed anything). Read off numpy's static type only."""
+    dispatcher = next((getattr(sys.modules.get(name), "_ArrayFunctionDispatcher", None) for name in (
+        "numpy._core._multiarray_umath", "numpy.core._multiarray_umath") if name in sys.modules), None)
+    if not (_type(dispatcher) is _TYPE and not dispatcher.__flags__ & _HEAP_TYPE_FLAG
+            and _type(dispatcher.__dict__.get("_implementation")) is types.GetSetDescriptorType):
+        return _HELD_FIELDS, _HELD_KINDS
+    fields = dict(_HELD_FIELDS)
+    fields[_id(dispatcher)] = (dispatcher.__dict__["_implementation"].__get__,)
+    return fields, (*_HELD_KINDS, dispatcher)
+
+
+_HEAP_TYPE_FLAG = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+
+
+def _holding(space: dict | type, kinds: tuple = _HELD_KINDS) -> list[tuple[object, object]]:
     """The (key, value) entries of a namespace (a class: its own) whose value is a function with
-    closure cells or a holder of _HELD_FIELDS: in one C call where `_namespace_reads` is built."""
+    closure cells, keyword defaults or code compiled from a string, or an object of one of `kinds`
+    (holders of _HELD_FIELDS): in one C call where `_namespace_reads` is built."""
     if _C_HOLDING is not None:
-        return _C_HOLDING(space, _HELD_KINDS)
+        return _C_HOLDING(space, kinds)
     items = (_CLASS_DICT(space) if issubclass(_type(space), _TYPE) else space).items()
     return [(key, value) for key, value in list(items)
-            if (_CLOSURE(value) is not None if _type(value) is _FUNCTION else _type(value) in _HELD_KINDS)]
+            if ((_CLOSURE(value) is not None or value.__kwdefaults__ is not None
+                 or value.__code__.co_filename == "<string>")
+                if _type(value) is _FUNCTION else _type(value) in kinds)]
 
 
 def _defined_classes(namespace: dict, name: str) -> list[tuple[object, type]]:

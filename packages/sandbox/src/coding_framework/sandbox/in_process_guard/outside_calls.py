@@ -35,10 +35,12 @@ list: rounds 30 and 31) is looked for in the values themselves: each value a cal
 (all; `recheck_kept`, in the tests' thread: from the call checks and suite_runner._HandOver); what
 that finds is recorded (`changed`) and read by the harness after each test (a value returned in
 `setUpClass` and changed in a later test, or changed and changed back by a later call: round 32).
-A kept value is retired (moved where it is neither walked nor ever freed: a finalizer it carries
-would run as it died, after its last walk) once nothing else holds it: at a call's start only if
-nothing holds any part of it either (`drop_unheld`: scalars, and exact tuples, lists, dicts and sets
-of such; `a, n = f()` keeps the tuple walked while the test holds `a`), and at its test's end unless a
+A kept value is retired (not walked again; freed only where that runs no code, numbers and numeric
+arrays and exact containers of them, else moved where it is never freed: a finalizer it carries would
+run as it died, after its last walk) once nothing else holds it: at a call's start, an exact tuple,
+list, dict or set only if nothing holds any part of it either (`drop_unheld`: `a, n = f()` keeps the
+tuple walked while the test holds `a`; another object's parts are not followed, as before), and at
+its test's end unless a
 test class or the test module binds it, or binds what it holds one level down (`retire_unheld`, by
 the harness's thread with a token of its own and suite_runner's `held_across_tests`: what outlives a
 test in the tests' hands is what setUpClass and module-level code stored; a Figure only pyplot holds

@@ -1007,24 +1007,37 @@ def _untrusted_method(
     return None
 
 
-# The comparison functions functools.total_ordering fills a class with (`_gt_from_lt`, ...), which it
-# names after the method each stands for: by their code (id -> code, held).
-_ORDERING_CODES = {_id(func.__code__): func.__code__
-                   for pairs in getattr(functools, "_convert", {}).values() for _name, func in pairs}
+# The comparison functions functools.total_ordering fills a class with (`_gt_from_lt`, ...), each for
+# one method: by their code (id -> (code, the method it stands for), held).
+_ORDERING_CODES = {_id(func.__code__): (func.__code__, slot)
+                   for pairs in getattr(functools, "_convert", {}).values() for slot, func in pairs}
+_BUILTINS = builtins.__dict__
 
 
 def _named_for(func: types.FunctionType, name: str) -> bool:
     """Whether a trusted function standing as the comparison `name` was written as one: its code's own
     name is `name`, not only its `__name__`, which anyone may set (`typing.cast` or SciPy's generated
     `__new__` named `__eq__` answered with the operand or a new tuple: red-team round 60a); or it is
-    one of total_ordering's, or a closure named so by `functools.wraps` (pandas' comparison wrappers;
-    a closure is allowed only in a class a trusted module made: _untrusted_method)."""
+    the total_ordering method made for `name` (round 60c: `_ge_from_lt` renamed `__eq__`), or a closure
+    named so by `functools.wraps` (pandas' comparison wrappers; a closure is allowed only in a class a
+    trusted module made: _untrusted_method). Code compiled from a string (what dataclasses writes)
+    must also find the builtins it names as builtins: it runs with the globals of the class's module,
+    the program's (round 60c: `NotImplemented = True` there made every dataclass equal)."""
     code = func.__code__
     if func.__name__ != name:
         return False
+    if code.co_filename == "<string>":
+        space = func.__globals__
+        if func.__builtins__ is not _BUILTINS or _type(space) is not _DICT or not all_exact_str(space):
+            return False
+        for used in code.co_names:
+            real = _BUILTINS.get(used, _BUILTINS)
+            if real is not _BUILTINS and space.get(used, real) is not real:
+                return False
     if code.co_name == name or func.__closure__ is not None:
         return True
-    return _ORDERING_CODES.get(_id(code)) is code
+    known = _ORDERING_CODES.get(_id(code))
+    return known is not None and known[0] is code and known[1] == name
 
 
 def _unwrap(attr: object) -> tuple[object, bool]:
