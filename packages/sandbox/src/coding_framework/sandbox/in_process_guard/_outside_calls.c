@@ -876,12 +876,13 @@ static PyMethodDef methods[] = {
     {"changed", changed, METH_O, "changed(what: str): record what walking them again found."},
     {"change_found", change_found, METH_NOARGS, "change_found() -> str | None: what `changed` recorded first."},
     {"drop_unheld", drop_unheld, METH_NOARGS,
-     "drop_unheld(): retire the kept values that nothing else holds, nor any part of them."},
+     "drop_unheld(): retire the kept values that nothing else holds (an exact tuple, list, dict or set "
+     "only if nothing else holds any part of it either)."},
     {"retirement_token", retirement_token, METH_NOARGS,
      "retirement_token() -> object | None: what retire_unheld asks for (the first call only)."},
     {"retire_unheld", retire_unheld, METH_VARARGS,
      "retire_unheld(token, retained: set[int]): retire the kept values whose id is not in `retained` "
-     "(never freed, not walked again)."},
+     "(not walked again; freed only where that runs no code)."},
     {"ran", ran, METH_NOARGS,
      "ran() -> str | None: the first of the program's code entered from outside while the watch ran (its "
      "qualified name), or a word on the watch's misuse; None if nothing."},
