@@ -1,6 +1,7 @@
 """Run-time defences for unittest jobs, where trusted tests and the candidate share one process.
 
-One module per layer: audit_hook (1), bindings (2), guarded_calls, returned_values, thread_states and
+One module per layer: audit_hook (1; generated_code holds the texts library code generators compile,
+by which it trusts their code), bindings (2), guarded_calls, returned_values, thread_states and
 outside_calls (3).
 
 Three layers, all set up by the child before the candidate's code first runs (see suite_runner):
