@@ -914,12 +914,13 @@ def test_returned_values_a_test_drops_are_let_go_of(pool):
     # Round 60c: numeric arrays and DataFrames returned by a loop of calls and dropped by the test stay
     # neither in memory nor among the values walked again at each call (260 arrays of 4 MB each were an
     # out-of-memory error; 60 small DataFrames hit the time limit, each call walking the 32 before it).
+    # (Round 60d: arrays that view one, `reshape(-1, 100)`, too.)
     program = ("import numpy as np\nimport pandas as pd\ndef task_func(n, seed):\n"
-               "    return np.random.default_rng(seed).random(n)\ndef frame(seed):\n"
+               "    return np.random.default_rng(seed).random(n).reshape(-1, 100)\ndef frame(seed):\n"
                "    return pd.DataFrame({'a': range(50), 'b': [seed] * 50})\n")
     test = ("import unittest\nclass T(unittest.TestCase):\n    def test_arrays(self):\n"
             "        for seed in range(200):\n            a = task_func(500_000, seed)\n"
-            "            self.assertEqual(a.shape, (500_000,))\n"
+            "            self.assertEqual(a.shape, (5_000, 100))\n"
             "    def test_frames(self):\n        for seed in range(80):\n"
             "            self.assertEqual(int(frame(seed)['b'].sum()), 50 * seed)\n")
     verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60, memory_mb=600)))

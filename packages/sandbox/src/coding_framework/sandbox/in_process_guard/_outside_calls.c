@@ -633,27 +633,33 @@ scalar(PyObject *value)
         || PyComplex_CheckExact(value) || PyUnicode_CheckExact(value) || PyBytes_CheckExact(value);
 }
 
-/* Whether `value` is exactly a numpy array (numpy's own static type, read by name: no class of the
- * program's can be one) of a dtype holding no Python objects, with no base (it owns its data) and no
- * weak reference; its attributes are read through numpy's C getters. */
+/* Whether `value`'s attribute `name` (read through its type's C getters) is None; -1 where unreadable. */
 static int
-numeric_array(PyObject *value)
+attribute_none(PyObject *value, const char *name)
+{
+    PyObject *read = PyObject_GetAttrString(value, name);
+    if (read == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    int none = read == Py_None;
+    Py_DECREF(read);
+    return none;
+}
+
+/* Whether `value` is exactly a numpy array (numpy's own static type, read by name: no class of the
+ * program's can be one) with no weak reference, of a plain numeric dtype (holding no Python objects;
+ * no fields, sub-array or metadata, whose objects could carry finalizers: red-team round 60d), that
+ * owns its data or views one such array (`depth` bases up: `reshape`, `.T` and slices are views).
+ * Its attributes are read through numpy's C getters. */
+static int
+numeric_array(PyObject *value, int depth)
 {
     PyTypeObject *kind = Py_TYPE(value);
-    if ((kind->tp_flags & Py_TPFLAGS_HEAPTYPE) || strcmp(kind->tp_name, "numpy.ndarray") != 0) {
+    if (depth <= 0 || (kind->tp_flags & Py_TPFLAGS_HEAPTYPE) || strcmp(kind->tp_name, "numpy.ndarray") != 0) {
         return 0;
     }
     if (kind->tp_weaklistoffset > 0 && *(PyObject **)((char *)value + kind->tp_weaklistoffset) != NULL) {
-        return 0;
-    }
-    PyObject *base = PyObject_GetAttrString(value, "base");
-    if (base == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    int owns = base == Py_None;
-    Py_DECREF(base);
-    if (!owns) {
         return 0;
     }
     PyObject *dtype = PyObject_GetAttrString(value, "dtype");
@@ -662,14 +668,24 @@ numeric_array(PyObject *value)
         return 0;
     }
     PyObject *objects = PyObject_GetAttrString(dtype, "hasobject");
-    Py_DECREF(dtype);
+    int plain = objects == Py_False && attribute_none(dtype, "names") == 1
+        && attribute_none(dtype, "subdtype") == 1 && attribute_none(dtype, "metadata") == 1;
     if (objects == NULL) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(objects);
+    Py_DECREF(dtype);
+    if (!plain) {
+        return 0;
+    }
+    PyObject *base = PyObject_GetAttrString(value, "base");
+    if (base == NULL) {
         PyErr_Clear();
         return 0;
     }
-    int numbers = objects == Py_False;
-    Py_DECREF(objects);
-    return numbers;
+    int owned = base == Py_None || numeric_array(base, depth - 1);
+    Py_DECREF(base);
+    return owned;
 }
 
 /* Whether `ok(item, depth - 1)` holds for every item of `value` (an exact tuple, list or set; a dict's
@@ -744,7 +760,7 @@ inert(PyObject *value, int depth)
         return 0;
     }
     int all = every_part(value, depth, inert);
-    return all >= 0 ? all : numeric_array(value);
+    return all >= 0 ? all : numeric_array(value, 4);
 }
 
 /* Let go of the kept value at `index`: freed where that runs no code (inert), else moved to the
