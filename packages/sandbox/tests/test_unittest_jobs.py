@@ -576,6 +576,13 @@ LIBRARY_RESULTS = {
         "import pandas as pd\ndef task_func():\n"
         "    return pd.DataFrame({'k': ['a', 'b', 'a'], 'v': [1, 2, 3]}).groupby('k')\n",
         "self.assertEqual(task_func()['v'].sum().tolist(), [4, 2])\n"),
+    # ipaddress' classes take `__gt__`, `__ge__`, `__le__` from functools.total_ordering, whose functions
+    # stand for those slots (round 60c allows them only there).
+    "ipaddress addresses compared": (
+        "import ipaddress\ndef task_func(xs):\n    return sorted(ipaddress.ip_address(x) for x in xs)\n",
+        "import ipaddress\nlow, high = task_func(['10.0.0.2', '10.0.0.1'])\n"
+        "self.assertEqual(low, ipaddress.ip_address('10.0.0.1'))\n"
+        "self.assertTrue(high > low and high >= low and low <= high)\n"),
     # scipy.stats' tuple-like results, whose functions SciPy compiles from its own text (round 59d).
     "scipy.stats results": (
         "from scipy import stats\ndef task_func(sample):\n"
