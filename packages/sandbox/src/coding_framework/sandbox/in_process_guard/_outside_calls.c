@@ -793,10 +793,7 @@ drop_unheld(PyObject *module, PyObject *unused)
     if (kept == NULL) {
         Py_RETURN_NONE;
     }
-    for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {
-        if (i >= PyList_GET_SIZE(kept)) {
-            continue;  /* (freeing an inert value runs no code; checked all the same) */
-        }
+    for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {  /* (retire runs no code) */
         PyObject *value = PyList_GET_ITEM(kept, i);
         int container = PyTuple_CheckExact(value) || PyList_CheckExact(value) || PyDict_CheckExact(value)
             || PyAnySet_CheckExact(value);

@@ -122,7 +122,6 @@ class Snapshot:
         # `array2string`), the globals a function compiled from a string runs with, no module's (round
         # 60a: the `_tuple_new` of SciPy's TtestResult made the tests' own t-test return the program's)
         self.tables: list[tuple[str, dict, dict, str]] = []
-        self._own_globals: set[int] = set()  # (ids of the globals dicts among `tables`, which hold them)
         # (label, getter): objects tests use without a binding, checked for methods of the program's
         self.shared: list[tuple[str, Callable[[], object]]] = []
         # (label, module namespace, name): LIBRARY_CACHES of the modules loaded when recorded, and the
@@ -222,6 +221,9 @@ class Snapshot:
         todo = [(f"{label}.{key}", value, 0) for label, live, _saved, _mode, cls in self.entries
                 for key, value in _holding(live if cls is None else cls, kinds)]
         seen, (labels, cells, contents) = set(), self.cells
+        module_space = types.ModuleType.__dict__["__dict__"].__get__
+        globals_seen = {_id(module_space(module)) for module in list(sys.modules.values())
+                        if isinstance(module, types.ModuleType)}
         groups: dict[int, tuple[Callable, list, list, list[str]]] = {}
         function, closure, content_of, type_, id_ = _FUNCTION, _CLOSURE, _cell_content, _type, _id
         while todo:
@@ -232,7 +234,10 @@ class Snapshot:
             seen.add(id_(value))
             held = []
             if kind is function:
-                self._add_own_globals(where, value)
+                space = value.__globals__
+                if id_(space) not in globals_seen:  # (a module's are recorded with it, or left out)
+                    globals_seen.add(id_(space))
+                    self._add_own_globals(where, space)
                 keywords = value.__kwdefaults__
                 if type_(keywords) is dict:  # (changeable in place: round 60c set np.all's `where`)
                     self.tables.append((f"{where}.__kwdefaults__", keywords, dict(keywords),
@@ -259,17 +264,9 @@ class Snapshot:
                             if type_(item) is function or id_(type_(item)) in fields)
         self.holders = list(groups.values())
 
-    def _add_own_globals(self, where: str, func: types.FunctionType) -> None:
-        """Record (`tables`) the globals `func` runs with where they are no module's namespace (code
+    def _add_own_globals(self, where: str, space: dict) -> None:
+        """Record (`tables`) the globals a function runs with that are no module's namespace (code
         compiled from a string with a namespace of its own), and the builtins dict they hold."""
-        space = func.__globals__
-        name = space.get("__name__") if all_exact_str(space) else None
-        module = sys.modules.get(name) if _type(name) is str else None
-        if module is not None and getattr(module, "__dict__", None) is space:
-            return  # (a module's: recorded with it, or left out with it)
-        if _id(space) in self._own_globals:
-            return
-        self._own_globals.add(_id(space))
         self.tables.append((f"{where}.<globals>", space, dict(space), "globals"))
         builtins_ = space.get("__builtins__")
         if _type(builtins_) is dict and builtins_ is not builtins.__dict__:
