@@ -115,11 +115,13 @@ def generate_samples(
                     "raw_generation": text,
                     **identity,
                 }
+                # (Counted before it is written: an interruption between the write and the count
+                # lost a sample the file already showed, since the final rewrite below is of `rows`.)
+                rows.append(row)
+                generated += 1
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 os.fsync(out.fileno())
-                rows.append(row)
-                generated += 1
     finally:
         write_jsonl_atomic(path, _order(rows, problems))
     return GenerationRun(
