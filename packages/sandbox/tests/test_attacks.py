@@ -3021,3 +3021,73 @@ def test_keyword_defaults_of_library_functions_changed_in_place_never_pass(pool)
     assert verdict.status is Status.ERROR, verdict
     found = "numpy.all.<held>.__kwdefaults__ holds other keyword defaults than it did"
     assert found in verdict.message, verdict
+
+
+# werkzeug's LocalProxy (Flask's `g`, `request`, `session`) is read as what its context variable holds
+# (honest Flask apps that rendered a template hold them: round 60b). Each way to make one answer on the
+# program's behalf: a proxy of a callable; a variable whose default, or whose object's attribute, is
+# mock.ANY; a lookup's function rebound in place, or a global it reads; the proxy's own closure
+# swapped for C callables; the variable set by a later call, also where the tests' asyncio.run task
+# context drops it before the test's end. (Each honest twin, where there is one, passes.)
+_MOCK_ANY = "importlib.import_module('unit' + 'test.mock').ANY"
+CONTEXT_PROXIES = {
+    "a proxy of a callable": (
+        "from werkzeug.local import LocalProxy\nclass E:\n    def __eq__(self, other):\n        return True\n"
+        "def task_func():\n    return LocalProxy(lambda: E())\n",
+        "self.assertEqual(task_func(), 5)", "cannot be read without running code"),
+    "a variable whose default is mock.ANY": (
+        "import contextvars, importlib\nfrom werkzeug.local import LocalProxy\n"
+        f"v = contextvars.ContextVar('v', default={_MOCK_ANY})\n"
+        "def task_func():\n    return [LocalProxy(v)]\n",
+        "self.assertEqual(task_func(), [5])", "unittest.mock.ANY"),
+    "an attribute of the variable's object": (
+        "import contextvars, importlib\nfrom werkzeug.local import LocalProxy\nclass Holder:\n    pass\n"
+        "v = contextvars.ContextVar('v')\ndef task_func():\n"
+        f"    h = Holder()\n    h.x = {_MOCK_ANY}\n    v.set(h)\n    return LocalProxy(v, 'x')\n",
+        "self.assertEqual(task_func(), 5)", "unittest.mock.ANY"),
+    "a lookup's function rebound in place": (
+        "import contextvars, functools, operator\nfrom werkzeug.local import LocalProxy\n"
+        "LocalProxy.__eq__.bind_f = lambda proxy, obj: functools.partial(operator.is_not, None)\n"
+        "v = contextvars.ContextVar('v')\ndef task_func():\n    v.set(3)\n    return LocalProxy(v)\n",
+        "self.assertEqual(task_func(), 5)", "no werkzeug LocalProxy as werkzeug made it"),
+    # `partial` rebound in werkzeug.local, which werkzeug's binder reads as a global: every proxied
+    # comparison answered a slice, true.
+    "werkzeug.local's partial rebound to C callables": (
+        "import contextvars, functools\nimport werkzeug.local\nfrom werkzeug.local import LocalProxy\n"
+        "werkzeug.local.partial = functools.partial(functools.partial, slice)\n"
+        "v = contextvars.ContextVar('v')\ndef task_func():\n    v.set(3)\n    return LocalProxy(v)\n",
+        "self.assertEqual(task_func(), 5)", "no werkzeug LocalProxy as werkzeug made it"),
+    "the proxy's closure swapped for C callables": (
+        "import contextvars, functools, itertools, importlib\nfrom werkzeug.local import LocalProxy\n"
+        "v = contextvars.ContextVar('v')\ndef task_func():\n    p = LocalProxy(v)\n"
+        "    object.__setattr__(p, '_get_current_object', functools.partial(next, itertools.repeat("
+        f"{_MOCK_ANY})))\n    return p\n",
+        "self.assertEqual(task_func(), 5)", "cannot be read without running code"),
+    "the variable set by a later call": (
+        "import contextvars, importlib\nfrom werkzeug.local import LocalProxy\n"
+        "v = contextvars.ContextVar('v')\n"
+        f"def task_func():\n    return {{'x': LocalProxy(v)}}\ndef arm():\n    v.set({_MOCK_ANY})\n"
+        "    return 1\n",
+        "r = task_func()\nself.assertEqual(arm(), 1)\nself.assertEqual(r, {'x': 5})", "unittest.mock.ANY"),
+    "the variable set in asyncio.run's task context": (
+        "import contextvars, importlib\nfrom werkzeug.local import LocalProxy\n"
+        "v = contextvars.ContextVar('v')\n"
+        f"async def task_func():\n    return [LocalProxy(v)]\nasync def arm():\n    v.set({_MOCK_ANY})\n"
+        "    return 1\n",
+        "import asyncio\nasync def go():\n    r = await task_func()\n    self.assertEqual(await arm(), 1)\n"
+        "    self.assertEqual(r, [5])\nasyncio.run(go())",
+        "arm set, in its module or the tests' context variables, unittest.mock.ANY"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONTEXT_PROXIES))
+def test_context_proxies_answer_only_as_what_their_variable_holds(pool, case):
+    program, checks, found = CONTEXT_PROXIES[case]
+    body = "".join("        " + line + "\n" for line in checks.splitlines())
+    test = f"import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n{body}"
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR and found in verdict.message, verdict
+    honest = program.replace(_MOCK_ANY, "5").replace("return True", "return other == 5")
+    if not any(part in honest for part in ("bind_f", "lambda: E()", "itertools", "slice")):
+        verdict = pool.run(UnittestJob(program=honest, test=test, limits=Limits(timeout_s=60)))
+        assert verdict.status is Status.PASSED, verdict

@@ -553,6 +553,20 @@ LIBRARY_RESULTS = {
         "    app.add_url_rule('/sq/<int:x>', view_func=Square.as_view('sq'))\n    return app\n",
         "response = task_func().test_client().get('/sq/7')\n"
         "self.assertEqual((response.status_code, response.get_json()), (200, {'square': 49}))\n"),
+    # Round 60b: once an app renders a template, its Jinja environment holds Flask's `request`,
+    # `session` and `g`: werkzeug LocalProxys, which compare as what their context variable holds.
+    "a Flask app that rendered templates with g and the session": (
+        "from flask import Flask, g, render_template_string, request, session\ndef task_func(key):\n"
+        "    app = Flask('site')\n    app.secret_key = key\n    @app.before_request\n    def load():\n"
+        "        g.user = request.args.get('u', 'anon')\n    @app.route('/')\n    def index():\n"
+        "        session['n'] = session.get('n', 0) + 1\n"
+        "        return render_template_string('{{ g.user }}:{{ session[\"n\"] }}')\n    return app\n",
+        "app = task_func('k')\nclient = app.test_client()\n"
+        "self.assertEqual([client.get('/?u=ann').data, client.get('/').data], [b'ann:1', b'anon:2'])\n"
+        "with app.test_request_context('/?u=zed'):\n    app.preprocess_request()\n"
+        "    self.assertEqual(task_func('z').secret_key, 'z')\n"
+        "    self.assertEqual(app.jinja_env.globals['g'].user, 'zed')\n"
+        "self.assertEqual(app.secret_key, 'k')\n"),
     # Round 23: copyreg caches TarInfo's slot names on the class when tar.add copies one.
     "a tar archive built with tar.add": (
         "import os, tarfile, tempfile\ndef task_func():\n    where = tempfile.mkdtemp()\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import collections.abc
+import contextvars
 import sys
 import types
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     foreign_answerer,
     guarded_name,
 )
+
+_copy_context = contextvars.copy_context  # (taken before the program runs; a C function)
 
 
 class GuardedFunction(tuple):
@@ -209,7 +212,7 @@ def _checked_items(source, check, error, base_exception):
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
                  thread_count, threads_before, outside, allow, keep, recheck, library_state, token, method,
-                 guard_classes, at_start, at_end):
+                 guard_classes, at_start, at_end, copy_context):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values, and the library state beside them
@@ -240,12 +243,19 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     returned: a method of the program's class, called on an object the test made, put `mock.ANY` in
     the object's list, which the test then compared (before guard_class, such calls ran unguarded).
     The classes the walk met whose methods are the program's and can be guarded (foreign_answerer's
-    `classes`) are guarded (`guard_classes`) before the test gets the value."""
-    finding, held, started = None, None, None
+    `classes`) are guarded (`guard_classes`) before the test gets the value.
+
+    What the call set in the tests' context variables (`copy_context`: contextvars'; as the call
+    starts, or a returned coroutine's flight, against as it returns or yields) is walked with the
+    globals it set: a werkzeug LocalProxy in a returned value (Flask's `g` and `request`) compares as
+    what its variable holds (returned_values), which trusted code can set back before the next check
+    (asyncio.run's task context, a test's `with app.app_context()`)."""
+    finding, held, started, context, missing = None, None, None, None, object()
     while True:
         how, result, arguments = yield finding
         if how == "step":  # a step of a returned coroutine: builtins' version as it starts
             finding, started = None, builtins_version()
+            context = copy_context() if context is None else context  # (from its flight's first step)
             continue
         if how == "start":  # builtins' version as the call starts: no change of theirs is the program's
             # The previous call's arguments die here, watched (not in the paused checks: a finalizer of
@@ -254,7 +264,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             held = None
             recheck()
             at_start()
-            finding, started = None, builtins_version()
+            finding, started, context = None, builtins_version(), copy_context()
             continue
         if arguments is not None:
             held = arguments  # noqa: F841 - kept alive until the next call starts
@@ -277,15 +287,21 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         put = None
         if not found and how != "yielded":
             put, found = at_end()
+        if context is not None:
+            put = [*(put or ()), *(value for variable, value in copy_context().items()
+                                    if context.get(variable, missing) is not value)]
+            context = copy_context() if how == "yielded" else None
         culprit = None if found else answerer(result, is_trusted, libraries, functions, classes,
                                               members=members)
         if not found and not culprit and held_by is not None:
             # What the method was called on (leniently: what the program's methods run, the watch sees).
             culprit = answerer(held_by, is_trusted, libraries, functions, classes, program_code_seen=True,
                                members=members)
+        said = how
         if not found and not culprit and put:  # (globals the call set: the tests may never compare them)
             culprit = answerer(put, is_trusted, libraries, None, classes, program_code_seen=True,
                                members=members)
+            said = "set, in its module or the tests' context variables,"
         if not found and how == "yielded":
             found = library_state()  # (the bindings' check is too slow per item; this one is not)
         elif not found:
@@ -297,7 +313,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         if found:
             finding = "sandbox: the program changed what the tests rely on: " + "; ".join(found)
             continue
-        finding = (f"sandbox: {name} {how} {culprit}; tests sharing the program's process compare only "
+        finding = (f"sandbox: {name} {said} {culprit}; tests sharing the program's process compare only "
                    "values that cannot answer comparisons on the program's behalf") if culprit else None
         if finding is None and (classes or members):
             guard_classes(classes, members)
@@ -352,7 +368,8 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
         checks = _call_checks(label, changes, harness_intact,
                               foreign_answerer, is_trusted, libraries,
                               builtins_version, thread_count, threads_before, outside, allow, keep,
-                              recheck, library_state, token, kind is METHOD, guard_classes, at_start, at_end)
+                              recheck, library_state, token, kind is METHOD, guard_classes, at_start, at_end,
+                              _copy_context)
         next(checks)
         wrapper = GuardedFunction((function, checks.send, builtins.RuntimeError, types.MethodType,
                                    builtins.BaseException, _LAZY, _checked_items, builtins.type,

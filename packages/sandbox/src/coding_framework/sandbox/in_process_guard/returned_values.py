@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextvars
 import dataclasses
 import datetime
 import enum
@@ -259,6 +260,15 @@ def foreign_answerer(
                 return f"a pandas {detail} whose cache is no plain dict with names for keys"
         elif shape is _AS_CALL_HOLDER:
             out.extend(_held_by_callable(item, kind))  # what a bound method or partial calls with
+        elif shape is _AS_CONTEXT_PROXY:
+            # What it stands for now (its comparisons are that object's), walked as part of the value;
+            # nothing where its context variable holds nothing (every comparison raises).
+            target = _proxied(item, kind, detail, is_trusted)
+            if target is _UNREADABLE:
+                return (f"a {_QUALNAME(kind)} whose object cannot be read without running code (only a "
+                        "proxy of a context variable's object, or of one plain attribute of it, is read)")
+            if target is not _NOTHING_PROXIED:
+                out.append(target)
         elif shape is _AS_WEAK_REFERENCE:
             out.append(_WEAKREF_CALL(item))  # the object referred to (None once it is gone)
         elif shape is _AS_HIDDEN_ITEMS:
@@ -314,13 +324,18 @@ def _class_facts(kind: type, is_trusted: Callable[[types.CodeType], bool], libra
             return _ClassFacts(refused, False, None, None, None, [], None, ([], None, {}, {}),
                                (_AS_NOTHING, None), False, None, (), False, False, False, False, False)
     own = _program_classes(kind, is_trusted)
-    shape = _shape(kind, is_trusted, libraries)
+    proxy = _context_proxy(kind, is_trusted) if _QUALNAME(kind) == "LocalProxy" else None
+    shape = (_AS_CONTEXT_PROXY, proxy) if proxy is not None else _shape(kind, is_trusted, libraries)
     comparison, comparison_unseen, mock = None, None, _genuine_mock(kind, is_trusted)
-    if not mock:
+    if not mock and proxy is None:  # (a context proxy's comparisons are werkzeug's own: _context_proxy)
         comparison = _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True)
         # (Not the program's own comparison functions: what answers anything with no code to watch.)
         comparison_unseen = comparison and _class_culprit(kind, is_trusted, _COMPARISONS, comparisons=True,
                                                           program_code_seen=True)
+        if _QUALNAME(kind) == "LocalProxy":
+            why = " (no werkzeug LocalProxy as werkzeug made it, or what its lookups run was changed)"
+            comparison = comparison and comparison + why
+            comparison_unseen = comparison_unseen and comparison_unseen + why
     answering = _class_culprit(kind, is_trusted, ANSWERING_METHODS, comparisons=False)
     # (A genuine mock's per-object subclass holds mock's own closures: judged by what it was told.)
     program_method = (_program_method(kind, is_trusted, () if mock else own)
@@ -429,6 +444,7 @@ _AS_DICT, _AS_SEQUENCE, _AS_ITERATOR, _AS_GENERATOR = "dict", "sequence", "itera
 _AS_WEAK_PROXY, _AS_MAPPING_PROXY, _AS_EXTENSION_ARRAY = "weak proxy", "mapping proxy", "extension array"
 _AS_DELEGATING, _AS_PANDAS, _AS_ARRAY, _AS_INSTANCE = "delegating", "pandas", "array", "instance"
 _AS_CALL_HOLDER, _AS_WEAK_REFERENCE, _AS_HIDDEN_ITEMS = "call holder", "weak reference", "hidden items"
+_AS_CONTEXT_PROXY = "context proxy"
 _AS_NOTHING = "nothing"
 
 
@@ -813,6 +829,209 @@ _DELEGATING = (collections.UserList, collections.UserDict, collections.UserStrin
 _INSTANCE_DICT = {_id(base): base.__dict__["__dict__"].__get__ for base in _DELEGATING}
 _EXTENSION_ARRAY_MODULES = ("pandas.api.extensions", "pandas.core.arrays.base")  # over pandas versions
 _WEAK_PROXIES = _ids((weakref.ProxyType, weakref.CallableProxyType))
+
+
+# werkzeug's LocalProxy (Flask's `request`, `session`, `g`, `current_app`, which a Flask app's Jinja
+# environment holds once it has rendered a template): every special method is a `_ProxyLookup` that
+# asks the proxy for its current object (a closure werkzeug made over a ContextVar, and a name to read
+# from what the variable holds) and redoes the operation on it. The walk reads that object itself, as
+# werkzeug would, where it takes no code: the proxy then compares as what the walk looked at.
+class _ProxyFacts(typing.NamedTuple):
+    current_code: types.CodeType  # werkzeug's `_get_current_object` closure for a ContextVar
+    identity: types.FunctionType  # werkzeug.local._identity (a proxy of the variable's object itself)
+    current: object  # the LocalProxy slot holding its `_get_current_object`
+    module: dict  # werkzeug.local's globals
+
+
+_UNREADABLE, _NOTHING_PROXIED = object(), object()
+_PROXY_BASES = _ids((typing.Generic, object))
+_CONTEXT_VAR, _CONTEXT_VAR_GET = contextvars.ContextVar, contextvars.ContextVar.get
+_ATTRGETTER, _ATTRGETTER_REDUCE = operator.attrgetter, operator.attrgetter.__reduce__
+_CELL_CONTENTS = types.CellType.cell_contents.__get__
+# What werkzeug's lookup for each comparison redoes: the operator itself, never another callable.
+_PROXIED_COMPARISON = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt,
+                       "__le__": operator.le, "__gt__": operator.gt, "__ge__": operator.ge,
+                       "__contains__": operator.contains}
+
+
+def _context_proxy(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> _ProxyFacts | None:
+    """_ProxyFacts if `kind` is werkzeug.local's own LocalProxy (exactly: its `__init__` trusted code
+    whose module holds this class under that name; no base but Generic) and every one of its
+    `_ProxyLookup`s is as werkzeug made it (_genuine_lookup), the functions a comparison runs reading
+    werkzeug.local's globals as loaded (_werkzeug_function); else None, and the class is judged as
+    any other (its lookups are no functions: refused as comparisons that answer anything)."""
+    if (_type(kind) is not _TYPE or not _FLAGS(kind) & _HEAP_TYPE
+            or _any(klass is not kind and _id(klass) not in _PROXY_BASES for klass in _MRO(kind))):
+        return None
+    space = _namespace(kind)
+    init = space.get("__init__")
+    if _type(init) is not _FUNCTION or not is_trusted(init.__code__):
+        return None
+    module = init.__globals__
+    if _type(module) is not _DICT or not all_exact_str(module) or module.get("LocalProxy") is not kind:
+        return None
+    lookup, identity = module.get("_ProxyLookup"), module.get("_identity")
+    if (_type(lookup) is not _TYPE or not _FLAGS(lookup) & _HEAP_TYPE or _len(_MRO(lookup)) != 2
+            or not _class_keys_exact_str(lookup) or not _werkzeug_function(identity, module, is_trusted)
+            or identity.__code__.co_name != "_identity"):
+        return None
+    made = _CLASS_DICT(lookup)
+    if not _all(_werkzeug_function(made.get(name), module, is_trusted) for name in ("__get__", "__call__")):
+        return None
+    made_init = made.get("__init__")
+    if _type(made_init) is not _FUNCTION or not is_trusted(made_init.__code__):
+        return None
+    binders = {"partial" in code.co_names: code for code in made_init.__code__.co_consts
+               if _type(code) is types.CodeType and code.co_name == "bind_f"}
+    slots = (made.get("bind_f"), made.get("fallback"), made.get("name"))
+    if _any(_type(slot) is not _MEMBER for slot in slots) or _len(binders) != 2:
+        return None
+    for name, attr in space.items():
+        if _type(attr) is lookup:
+            if not _genuine_lookup(name, attr, slots, binders, module, is_trusted):
+                return None
+        elif name in ANSWERING_METHODS and not (_type(attr) is _FUNCTION and is_trusted(attr.__code__)):
+            return None
+    current = [code for code in init.__code__.co_consts if _type(code) is types.CodeType
+               and code.co_name == "_get_current_object" and "LookupError" in code.co_names]
+    slot = space.get("_get_current_object")
+    if _len(current) != 1 or _type(slot) is not _MEMBER:
+        return None
+    return _ProxyFacts(current[0], identity, slot, module)
+
+
+def _werkzeug_function(func: object, module: dict, is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether `func` is a function of werkzeug.local's (trusted code, with its module's globals
+    `module` and the real builtins) whose every name the module binds is bound as werkzeug loaded it:
+    `partial` to functools', any other to the builtin of that name (`werkzeug.local.partial`
+    rebound made every proxied comparison answer as the program chose)."""
+    if (_type(func) is not _FUNCTION or not is_trusted(func.__code__) or func.__globals__ is not module
+            or func.__builtins__ is not _BUILTINS):
+        return False
+    for name in func.__code__.co_names:
+        bound = module.get(name, _NOTHING_PROXIED)
+        if not (bound is _NOTHING_PROXIED or bound is _LOADED_AS.get(name, _BUILTINS.get(name, _UNREADABLE))
+                or (_starts(name, "__") and name.endswith("__"))):  # (attribute names: `type(self).__doc__`)
+            return False
+    return True
+
+
+_LOADED_AS = {"partial": functools.partial}
+
+
+def _genuine_lookup(name: str, attr: object, slots: tuple, binders: dict, module: dict,
+                    is_trusted: Callable[[types.CodeType], bool]) -> bool:
+    """Whether werkzeug's `_ProxyLookup` `attr`, the LocalProxy's method `name`, redoes on the proxied
+    object what werkzeug wrote: no bound function (getattr of its own name), or werkzeug's binder (its
+    `bind_f` code, `binders`: {whether it is the C one: code}) over a C function or static type of
+    a C module, or a function of werkzeug.local's holding only such (`_l_to_r_op`'s; another trusted
+    function where `name` is no ANSWERING_METHODS method: `copy.copy`); a comparison over its operator
+    only. Its fallback (what an unbound proxy answers) is a function of werkzeug.local's holding
+    nothing. The functions are werkzeug.local's as loaded (_werkzeug_function)."""
+    try:
+        bind, fallback, its_name = (slot.__get__(attr) for slot in slots)
+    except AttributeError:  # (an empty slot)
+        return False
+    if fallback is not None and (not _werkzeug_function(fallback, module, is_trusted)
+                                 or fallback.__closure__ is not None):
+        return False
+    if bind is None:
+        return name not in _PROXIED_COMPARISON and _type(its_name) is str and its_name == name
+    if (not _werkzeug_function(bind, module, is_trusted) or bind.__closure__ is None
+            or _len(bind.__closure__) != 1):
+        return False
+    try:
+        redone = _CELL_CONTENTS(bind.__closure__[0])
+    except ValueError:  # (an empty cell)
+        return False
+    if name in _PROXIED_COMPARISON:
+        return bind.__code__ is binders.get(True) and redone is _PROXIED_COMPARISON[name]
+    if bind.__code__ is binders.get(True):
+        return _plain_c_callable(redone)
+    if bind.__code__ is not binders.get(False):
+        return False
+    if not (_werkzeug_function(redone, module, is_trusted) if name in ANSWERING_METHODS
+            else _type(redone) is _FUNCTION and is_trusted(redone.__code__)):
+        return False
+    try:
+        return _all(_plain_c_callable(_CELL_CONTENTS(cell)) for cell in redone.__closure__ or ())
+    except ValueError:
+        return False
+
+
+def _plain_c_callable(value: object) -> bool:
+    """A built-in function of a C module (`operator.eq`, `repr`: nothing bound but the module) or a
+    static type (`str`, `bool`): what answers from its arguments alone."""
+    kind = _type(value)
+    if kind is _BUILTIN_METHOD:
+        return _type(_BUILTIN_SELF(value)) is _MODULE_TYPE
+    return kind is _TYPE and not _FLAGS(value) & _HEAP_TYPE
+
+
+def _proxied(item: object, kind: type, facts: _ProxyFacts,
+             is_trusted: Callable[[types.CodeType], bool]) -> object:
+    """The object the LocalProxy `item` stands for now, read as werkzeug's closure would but without
+    running code: what its ContextVar holds (the variable's default included), or one attribute of
+    that from the object's own `__dict__` (_plain_attribute); _NOTHING_PROXIED where the variable holds
+    nothing (werkzeug raises RuntimeError: no comparison answers); _UNREADABLE where the proxy holds
+    anything else (a callable, a Local, another closure: what it stands for is code's answer)."""
+    try:
+        current = facts.current.__get__(item, kind)
+    except AttributeError:
+        return _UNREADABLE
+    if (not _werkzeug_function(current, facts.module, is_trusted)
+            or current.__code__ is not facts.current_code or current.__closure__ is None):
+        return _UNREADABLE
+    try:
+        contents = _map(_CELL_CONTENTS, current.__closure__)
+        cells = dict(zip(current.__code__.co_freevars, contents, strict=True))
+    except ValueError:
+        return _UNREADABLE
+    variable, read = cells.get("local"), cells.get("get_name")
+    if _type(variable) is not _CONTEXT_VAR:
+        return _UNREADABLE
+    if read is facts.identity:
+        name = None
+    elif _type(read) is _ATTRGETTER:
+        names = _ATTRGETTER_REDUCE(read)[1]
+        if _len(names) != 1 or _type(names[0]) is not str or "." in names[0]:
+            return _UNREADABLE
+        name = names[0]
+    else:
+        return _UNREADABLE
+    try:
+        held = _CONTEXT_VAR_GET(variable)
+    except LookupError:
+        return _NOTHING_PROXIED
+    return held if name is None else _plain_attribute(held, name, is_trusted)
+
+
+def _plain_attribute(obj: object, name: str, is_trusted: Callable[[types.CodeType], bool]) -> object:
+    """`getattr(obj, name)` where it runs no code: from the instance's own `__dict__`, the name defined
+    by no class in its MRO and no `__getattribute__` but object's; _NOTHING_PROXIED where absent and no
+    `__getattr__` (AttributeError). Where a library's own property (trusted getter) answers for the
+    name, `obj` itself: what the getter reads of it (Flask's `RequestContext.session`), as the walk
+    looks at any library object's state behind its getters. Else _UNREADABLE."""
+    kind = _type(obj)
+    fallback = False
+    for klass in _MRO(kind):
+        if not _class_keys_exact_str(klass):
+            return _UNREADABLE
+        space = _CLASS_DICT(klass)
+        if klass is not _OBJECT and "__getattribute__" in space:
+            return _UNREADABLE
+        if name in space:
+            attr = space[name]
+            getter = _HOLDER_READ[_id(property)](attr) if _type(attr) is property else None
+            trusted = (_type(getter) is _FUNCTION and is_trusted(getter.__code__)
+                       and _maker(klass, is_trusted) is not None)
+            return obj if trusted else _UNREADABLE
+        fallback = fallback or "__getattr__" in space
+    own = _instance_dict(obj, kind, _layout(kind))
+    if own is None or not all_exact_str(own):
+        return _UNREADABLE
+    found = own.get(name, _NOTHING_PROXIED)
+    return _UNREADABLE if found is _NOTHING_PROXIED and fallback else found
 _MAPPING_PROXY, _getweakrefs = types.MappingProxyType, weakref.getweakrefs
 # The empty metadata every dataclass field holds unless given some (a proxy of a dict nothing else
 # reaches; a dataclass's fields are class data the walk looks into).
