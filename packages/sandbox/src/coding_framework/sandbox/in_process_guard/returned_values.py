@@ -829,6 +829,13 @@ _DELEGATING = (collections.UserList, collections.UserDict, collections.UserStrin
 _INSTANCE_DICT = {_id(base): base.__dict__["__dict__"].__get__ for base in _DELEGATING}
 _EXTENSION_ARRAY_MODULES = ("pandas.api.extensions", "pandas.core.arrays.base")  # over pandas versions
 _WEAK_PROXIES = _ids((weakref.ProxyType, weakref.CallableProxyType))
+_MAPPING_PROXY, _getweakrefs = types.MappingProxyType, weakref.getweakrefs
+# The empty metadata every dataclass field holds unless given some (a proxy of a dict nothing else
+# reaches; a dataclass's fields are class data the walk looks into).
+_EMPTY_METADATA = getattr(dataclasses, "_EMPTY_METADATA", None)
+_FLAGS = type.__dict__["__flags__"].__get__
+_MODULE = type.__dict__["__module__"].__get__  # a C type's: from its C name
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not C
 
 
 # werkzeug's LocalProxy (Flask's `request`, `session`, `g`, `current_app`, which a Flask app's Jinja
@@ -1032,13 +1039,6 @@ def _plain_attribute(obj: object, name: str, is_trusted: Callable[[types.CodeTyp
         return _UNREADABLE
     found = own.get(name, _NOTHING_PROXIED)
     return _UNREADABLE if found is _NOTHING_PROXIED and fallback else found
-_MAPPING_PROXY, _getweakrefs = types.MappingProxyType, weakref.getweakrefs
-# The empty metadata every dataclass field holds unless given some (a proxy of a dict nothing else
-# reaches; a dataclass's fields are class data the walk looks into).
-_EMPTY_METADATA = getattr(dataclasses, "_EMPTY_METADATA", None)
-_FLAGS = type.__dict__["__flags__"].__get__
-_MODULE = type.__dict__["__module__"].__get__  # a C type's: from its C name
-_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), not C
 
 
 def _numpy_ndarray(kind: type) -> type | None:
