@@ -3027,8 +3027,9 @@ def test_keyword_defaults_of_library_functions_changed_in_place_never_pass(pool)
 # (honest Flask apps that rendered a template hold them: round 60b). Each way to make one answer on the
 # program's behalf: a proxy of a callable; a variable whose default, or whose object's attribute, is
 # mock.ANY; a lookup's function rebound in place, or a global it reads; the proxy's own closure
-# swapped for C callables; the variable set by a later call, also where the tests' asyncio.run task
-# context drops it before the test's end. (Each honest twin, where there is one, passes.)
+# swapped for C callables; the variable set by a later call, or by a returned generator's body
+# between its items, also where the tests' asyncio.run task context drops it before the test's end.
+# (Each honest twin, where there is one, passes.)
 _MOCK_ANY = "importlib.import_module('unit' + 'test.mock').ANY"
 CONTEXT_PROXIES = {
     "a proxy of a callable": (
@@ -3077,6 +3078,14 @@ CONTEXT_PROXIES = {
         "import asyncio\nasync def go():\n    r = await task_func()\n    self.assertEqual(await arm(), 1)\n"
         "    self.assertEqual(r, [5])\nasyncio.run(go())",
         "arm set, in its module or the tests' context variables, unittest.mock.ANY"),
+    "the variable set by a returned generator's body in asyncio.run's task context": (
+        "import contextvars, importlib\nfrom werkzeug.local import LocalProxy\n"
+        "v = contextvars.ContextVar('v')\n"
+        "async def task_func():\n    return [LocalProxy(v)]\ndef numbers():\n    yield 0\n"
+        f"    v.set({_MOCK_ANY})\n    yield 1\n",
+        "import asyncio\nasync def go():\n    r = await task_func()\n"
+        "    self.assertEqual(list(numbers()), [0, 1])\n    self.assertEqual(r, [5])\nasyncio.run(go())",
+        "numbers set, in its module or the tests' context variables, unittest.mock.ANY"),
 }
 
 

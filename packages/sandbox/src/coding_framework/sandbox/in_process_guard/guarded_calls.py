@@ -246,16 +246,17 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     `classes`) are guarded (`guard_classes`) before the test gets the value.
 
     What the call set in the tests' context variables (`copy_context`: contextvars'; as the call
-    starts, or a returned coroutine's flight, against as it returns or yields) is walked with the
-    globals it set: a werkzeug LocalProxy in a returned value (Flask's `g` and `request`) compares as
-    what its variable holds (returned_values), which trusted code can set back before the next check
-    (asyncio.run's task context, a test's `with app.app_context()`)."""
+    starts, against as it returns, and from each check to the next for what a returned generator's or
+    coroutine's body sets) is walked with the globals it set: a werkzeug LocalProxy in a returned
+    value (Flask's `g` and `request`) compares as what its variable holds (returned_values), which
+    trusted code can set back before the next check (asyncio.run's task context, a test's
+    `with app.app_context()`)."""
     finding, held, started, context, missing = None, None, None, None, object()
     while True:
         how, result, arguments = yield finding
         if how == "step":  # a step of a returned coroutine: builtins' version as it starts
             finding, started = None, builtins_version()
-            context = copy_context() if context is None else context  # (from its flight's first step)
+            context = copy_context() if context is None else context
             continue
         if how == "start":  # builtins' version as the call starts: no change of theirs is the program's
             # The previous call's arguments die here, watched (not in the paused checks: a finalizer of
@@ -290,7 +291,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         if context is not None:
             put = [*(put or ()), *(value for variable, value in copy_context().items()
                                     if context.get(variable, missing) is not value)]
-            context = copy_context() if how == "yielded" else None
+        context = copy_context()  # (what a returned generator's or coroutine's body sets is next)
         culprit = None if found else answerer(result, is_trusted, libraries, functions, classes,
                                               members=members)
         if not found and not culprit and held_by is not None:
