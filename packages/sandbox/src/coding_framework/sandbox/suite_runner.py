@@ -552,11 +552,16 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     watch = in_process_guard.outside_calls
     resume, start_watch = watch.resume, watch.watch
     library_state = call_checks[2]
+    # The ContextVars of the werkzeug LocalProxys the walks meet (guarded_calls: what they hold in
+    # every live context is walked at each check); the walks at each call's start add theirs.
+    variables: list = []
     controls = (thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
                 watch.allow, watch.launch, watch.fly, watch.land, watch.keep,
-                functools.partial(watch.recheck_kept, in_process_guard.foreign_answerer, is_trusted,
-                                  libraries, watch.kept, watch.changed, watch.drop_unheld, watch.RECENT),
-                library_state, watch.through, watch.register)
+                functools.partial(watch.recheck_kept,
+                                  functools.partial(in_process_guard.foreign_answerer, variables=variables),
+                                  is_trusted, libraries, watch.kept, watch.changed, watch.drop_unheld,
+                                  watch.RECENT),
+                library_state, watch.through, watch.register, variables)
     try:
         code = compile(program, f"{module_name}.py", "exec", dont_inherit=True)
         # The program's code is what its source compiles to (it can make none later): watched from the

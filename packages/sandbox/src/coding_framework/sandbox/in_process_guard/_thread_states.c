@@ -1,12 +1,21 @@
-/* The in-process guard's count of this interpreter's thread states (thread_states.py says why).
+/* The in-process guard's count of this interpreter's thread states, and its search for every live
+ * contextvars.Context (thread_states.py says why).
  *
- * One C call, under the GIL: no Python code runs between reading the list's head and its last
+ * count: one C call, under the GIL: no Python code runs between reading the list's head and its last
  * entry, so no thread of the program's can start, end or run while it is counted. Every thread state
  * is counted: one preallocated for a thread that has not run yet, one whose thread is being cleared
  * (finalizers of its thread-locals still run Python code in it), and one that a C thread made for a
- * callback. CPython's own walkers (faulthandler) read the list the same way. */
+ * callback. CPython's own walkers (faulthandler) read the list the same way.
+ *
+ * live_contexts: the contexts among what gc.get_objects() (taken as this module loads) returns. The
+ * guard's audit hook refuses gc walks in a unittest child, but lets this one through: it asks
+ * `scanning()`, true only in the thread running live_contexts, while it runs. Whoever calls it gets
+ * contexts only. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+static PyObject *get_objects = NULL; /* gc.get_objects, as this module loaded */
+static unsigned long scanner = 0;    /* the thread running live_contexts; 0: none */
 
 static PyObject *
 count(PyObject *module, PyObject *unused)
@@ -20,20 +29,69 @@ count(PyObject *module, PyObject *unused)
     return PyLong_FromSsize_t(n);
 }
 
+static PyObject *
+live_contexts(PyObject *module, PyObject *unused)
+{
+    if (scanner != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "live_contexts: already running");
+        return NULL;
+    }
+    scanner = PyThread_get_thread_ident();
+    PyObject *all = PyObject_CallNoArgs(get_objects);
+    scanner = 0;
+    if (all == NULL) {
+        return NULL;
+    }
+    if (!PyList_CheckExact(all)) {
+        Py_DECREF(all);
+        PyErr_SetString(PyExc_TypeError, "live_contexts: gc.get_objects() returned no list");
+        return NULL;
+    }
+    PyObject *found = PyList_New(0);
+    for (Py_ssize_t i = 0; found != NULL && i < PyList_GET_SIZE(all); i++) {
+        PyObject *item = PyList_GET_ITEM(all, i);
+        if (PyContext_CheckExact(item) && PyList_Append(found, item) < 0) {
+            Py_CLEAR(found);
+        }
+    }
+    Py_DECREF(all);
+    return found;
+}
+
+static PyObject *
+scanning(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(scanner != 0 && scanner == PyThread_get_thread_ident());
+}
+
 static PyMethodDef methods[] = {
     {"count", count, METH_NOARGS,
      "count() -> int: the number of thread states of this interpreter, all of them, counted in one "
      "C call under the GIL."},
+    {"live_contexts", live_contexts, METH_NOARGS,
+     "live_contexts() -> list[contextvars.Context]: every context gc.get_objects() returns."},
+    {"scanning", scanning, METH_NOARGS,
+     "scanning() -> bool: whether live_contexts is running in this thread (its gc.get_objects() call)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_thread_states",
-    "The number of this interpreter's thread states, counted in one C call.", -1, methods,
+    "The number of this interpreter's thread states, counted in one C call; its live contexts.", -1,
+    methods,
 };
 
 PyMODINIT_FUNC
 PyInit__thread_states(void)
 {
+    PyObject *gc = PyImport_ImportModule("gc");
+    if (gc == NULL) {
+        return NULL;
+    }
+    get_objects = PyObject_GetAttrString(gc, "get_objects");
+    Py_DECREF(gc);
+    if (get_objects == NULL) {
+        return NULL;
+    }
     return PyModule_Create(&module);
 }

@@ -19,6 +19,7 @@ import types
 from collections.abc import Callable, Iterable
 
 from coding_framework.sandbox.in_process_guard import generated_code
+from coding_framework.sandbox.in_process_guard.thread_states import scanning as _scanning_contexts
 
 # Events refused when the candidate's code asks (prefix "ctypes." covers every ctypes event).
 GUARDED_EVENTS = frozenset({
@@ -378,7 +379,9 @@ def install_audit_hook(
     is added (which then refuses setting another), after every import this set-up makes.
     `profile_setters`: code objects of the harness's whose own frames (not the harness's thread) may
     set and remove a profile function: the watch of outside_calls, which its C functions set when these
-    call them; the program cannot run code as one of them.
+    call them; the program cannot run code as one of them. The one gc walk let through outside the
+    harness's thread is thread_states.live_contexts' (C, handing out contexts only), while its own
+    `scanning()` says it runs in the asking thread.
 
     Who asks: the first frame that is neither a FRAME_HELPER nor in a pass-through module. When that
     frame is trusted it must also name what it asks for (`_getframe`, the helper it called, the
@@ -412,6 +415,7 @@ def install_audit_hook(
     ctypes_users = frozenset(filter(None, map(_module_file, CTYPES_USERS)))
     traceback_file = traceback.__file__
     getframe, get_ident, starts = sys._getframe, _thread_ident(), str.startswith
+    scanning_contexts = _scanning_contexts  # (C: whether live_contexts runs in this thread)
     ends, trusted_suffix = str.endswith, TRUSTED_SUFFIX
     import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
@@ -544,6 +548,8 @@ def install_audit_hook(
                 trusted_code.update(made)
                 return
             if event in stack_wide:
+                if event == "gc.get_objects" and scanning_contexts():
+                    return  # (the value walk's search for contexts: see above)
                 if candidate_on_stack(direct):
                     refuse(event, "", args)
                 return

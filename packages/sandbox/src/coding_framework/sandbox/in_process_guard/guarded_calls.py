@@ -4,9 +4,9 @@ checked each time a call returns.
 
 from __future__ import annotations
 
+import asyncio.events
 import builtins
 import collections.abc
-import contextvars
 import sys
 import types
 from collections.abc import Callable
@@ -19,11 +19,12 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _closes_over_library,
     _program_classes,
     _untrusted_method,
+    context_values,
     foreign_answerer,
     guarded_name,
 )
 
-_copy_context = contextvars.copy_context  # (taken before the program runs; a C function)
+_RUNNING_LOOP = asyncio.events._get_running_loop  # (taken before the program runs: C)
 
 
 class GuardedFunction(tuple):
@@ -212,7 +213,7 @@ def _checked_items(source, check, error, base_exception):
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
                  thread_count, threads_before, outside, allow, keep, recheck, library_state, token, method,
-                 guard_classes, at_start, at_end, copy_context):
+                 guard_classes, at_start, at_end, variables, contexts, running_loop):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values, and the library state beside them
@@ -245,18 +246,21 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     The classes the walk met whose methods are the program's and can be guarded (foreign_answerer's
     `classes`) are guarded (`guard_classes`) before the test gets the value.
 
-    What the call set in the tests' context variables (`copy_context`: contextvars'; as the call
-    starts, against as it returns, and from each check to the next for what a returned generator's or
-    coroutine's body sets) is walked with the globals it set: a werkzeug LocalProxy in a returned
-    value (Flask's `g` and `request`) compares as what its variable holds (returned_values), which
-    trusted code can set back before the next check (asyncio.run's task context, a test's
-    `with app.app_context()`)."""
-    finding, held, started, context, missing = None, None, None, None, object()
+    `variables`: the ContextVars werkzeug LocalProxys in the values walked so far read (the walks add
+    them: returned_values). A proxy compares as what its variable holds in the context the test
+    compares in, which trusted code can drop before the next walk of the proxy (asyncio.run's task
+    context; a program's coroutine, run in a task of its own, set the variable in the test's task's
+    context through its waiter's callbacks): at every check what they hold in every live context is
+    walked with the globals the call set, and every live context is kept (`contexts`: a list, and the
+    ids in it) for the later walks of the proxies, which look into every live context: what C callables
+    the program left on the event loop set there after this check is then still there. So, too, at
+    every check while an event loop runs (`running_loop`: asyncio's), before any proxy is met (such
+    callables put one in a returned list later, and set its variable in the test's task's context)."""
+    finding, held, started = None, None, None
     while True:
         how, result, arguments = yield finding
         if how == "step":  # a step of a returned coroutine: builtins' version as it starts
             finding, started = None, builtins_version()
-            context = copy_context() if context is None else context
             continue
         if how == "start":  # builtins' version as the call starts: no change of theirs is the program's
             # The previous call's arguments die here, watched (not in the paused checks: a finalizer of
@@ -265,7 +269,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             held = None
             recheck()
             at_start()
-            finding, started, context = None, builtins_version(), copy_context()
+            finding, started = None, builtins_version()
             continue
         if arguments is not None:
             held = arguments  # noqa: F841 - kept alive until the next call starts
@@ -288,21 +292,19 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         put = None
         if not found and how != "yielded":
             put, found = at_end()
-        if context is not None:
-            put = [*(put or ()), *(value for variable, value in copy_context().items()
-                                    if context.get(variable, missing) is not value)]
-        context = copy_context()  # (what a returned generator's or coroutine's body sets is next)
         culprit = None if found else answerer(result, is_trusted, libraries, functions, classes,
-                                              members=members)
+                                              members=members, variables=variables)
+        if variables or running_loop() is not None:
+            put = [*(put or ()), *context_values(variables, held=contexts)]
         if not found and not culprit and held_by is not None:
             # What the method was called on (leniently: what the program's methods run, the watch sees).
             culprit = answerer(held_by, is_trusted, libraries, functions, classes, program_code_seen=True,
-                               members=members)
+                               members=members, variables=variables)
         said = how
         if not found and not culprit and put:  # (globals the call set: the tests may never compare them)
             culprit = answerer(put, is_trusted, libraries, None, classes, program_code_seen=True,
                                members=members)
-            said = "set, in its module or the tests' context variables,"
+            said = "set, in its module or in what a returned LocalProxy reads,"
         if not found and how == "yielded":
             found = library_state()  # (the bindings' check is too slow per item; this one is not)
         elif not found:
@@ -361,16 +363,17 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
     (thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, launch, fly,
-     land, keep, recheck, library_state, through, register, token) = controls
+     land, keep, recheck, library_state, through, register, variables, token) = controls
     views, tests, builtin_names = [], [], frozenset(builtins.__dict__)
     missing = object()
+    contexts = ([], set())  # (what the checks keep alive: _call_checks)
 
     def guard(label: str, function: object, kind: str) -> GuardedFunction:
         checks = _call_checks(label, changes, harness_intact,
                               foreign_answerer, is_trusted, libraries,
                               builtins_version, thread_count, threads_before, outside, allow, keep,
                               recheck, library_state, token, kind is METHOD, guard_classes, at_start, at_end,
-                              _copy_context)
+                              variables, contexts, _RUNNING_LOOP)
         next(checks)
         wrapper = GuardedFunction((function, checks.send, builtins.RuntimeError, types.MethodType,
                                    builtins.BaseException, _LAZY, _checked_items, builtins.type,
@@ -485,7 +488,7 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
     def check(values: list) -> str | None:
         classes, members = [], []
         culprit = foreign_answerer(values, is_trusted, libraries, None, classes, program_code_seen=True,
-                                   members=members)
+                                   members=members, variables=variables)
         if culprit is None:
             guard_classes(classes, members)
         return culprit

@@ -28,6 +28,7 @@ import weakref
 from collections.abc import Callable
 
 from coding_framework.sandbox.in_process_guard.outside_calls import registered
+from coding_framework.sandbox.in_process_guard.thread_states import live_contexts as _live_contexts
 
 try:  # (the compiled reads of namespaces; None where not built: the same in Python)
     from coding_framework.sandbox.in_process_guard._namespace_reads import all_exact_str as _C_ALL_STR
@@ -99,7 +100,7 @@ _FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types
 def foreign_answerer(
     value: object, is_trusted: Callable[[types.CodeType], bool], libraries: tuple | None = None,
     functions: list | None = None, classes: list | None = None, program_code_seen: bool = False,
-    members: list | None = None,
+    members: list | None = None, variables: list | None = None,
 ) -> str | None:
     """What in `value` (walking containers, numpy object arrays (numpy's types in `libraries`, see
     library_types), pandas containers and what instances of Python classes hold, the program's and
@@ -115,7 +116,9 @@ def foreign_answerer(
     `program_code_seen`, methods of the program's (answering or not) are not refused: for
     values the tests may never compare (the program's globals), where the watch (outside_calls) finds
     such a method run outside a call, and guard_class guards those a test calls by name; what runs no
-    code of the program's (a library object equal to anything) still is."""
+    code of the program's (a library object equal to anything) still is. `variables`, if given, gets
+    each ContextVar a werkzeug LocalProxy in the value reads (context_values: the caller looks at what
+    they hold again as each later call returns)."""
     libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
     walked, weak_proxies, inside = [], [], []  # looked at; weakref proxies among it; see the loop
@@ -123,6 +126,7 @@ def foreign_answerer(
     # thousands of objects of a few dozen classes. Kept for this walk only, which runs no code of the
     # program's, so no class can change under it.
     facts: dict[int, _ClassFacts] = {}  # (by the class's id)
+    contexts: list = []  # every live contextvars.Context, found once a LocalProxy is met (_proxied)
     while todo or inside:
         # (What pandas' objects hold is walked from `inside`, and what it leads to: there, pandas' own
         # extension arrays are data to look into, not values a test compares; see below.)
@@ -261,14 +265,13 @@ def foreign_answerer(
         elif shape is _AS_CALL_HOLDER:
             out.extend(_held_by_callable(item, kind))  # what a bound method or partial calls with
         elif shape is _AS_CONTEXT_PROXY:
-            # What it stands for now (its comparisons are that object's), walked as part of the value;
-            # nothing where its context variable holds nothing (every comparison raises).
-            target = _proxied(item, kind, detail, is_trusted)
-            if target is _UNREADABLE:
+            # What it stands for in any context (its comparisons are that object's), walked as part of
+            # the value; nothing where its context variable holds nothing (every comparison raises).
+            targets = _proxied(item, kind, detail, is_trusted, contexts, variables)
+            if targets is None:
                 return (f"a {_QUALNAME(kind)} whose object cannot be read without running code (only a "
                         "proxy of a context variable's object, or of one plain attribute of it, is read)")
-            if target is not _NOTHING_PROXIED:
-                out.append(target)
+            out.extend(targets)
         elif shape is _AS_WEAK_REFERENCE:
             out.append(_WEAKREF_CALL(item))  # the object referred to (None once it is gone)
         elif shape is _AS_HIDDEN_ITEMS:
@@ -867,7 +870,7 @@ def _context_proxy(kind: type, is_trusted: Callable[[types.CodeType], bool]) -> 
     `_ProxyLookup`s is as werkzeug made it (_genuine_lookup), the functions a comparison runs reading
     werkzeug.local's globals as loaded (_werkzeug_function); else None, and the class is judged as
     any other (its lookups are no functions: refused as comparisons that answer anything)."""
-    if (_type(kind) is not _TYPE or not _FLAGS(kind) & _HEAP_TYPE
+    if (_live_contexts is None or _type(kind) is not _TYPE or not _FLAGS(kind) & _HEAP_TYPE
             or _any(klass is not kind and _id(klass) not in _PROXY_BASES for klass in _MRO(kind))):
         return None
     space = _namespace(kind)
@@ -975,58 +978,100 @@ def _plain_c_callable(value: object) -> bool:
     return kind is _TYPE and not _FLAGS(value) & _HEAP_TYPE
 
 
-def _proxied(item: object, kind: type, facts: _ProxyFacts,
-             is_trusted: Callable[[types.CodeType], bool]) -> object:
-    """The object the LocalProxy `item` stands for now, read as werkzeug's closure would but without
-    running code: what its ContextVar holds (the variable's default included), or one attribute of
-    that from the object's own `__dict__` (_plain_attribute); _NOTHING_PROXIED where the variable holds
-    nothing (werkzeug raises RuntimeError: no comparison answers); _UNREADABLE where the proxy holds
-    anything else (a callable, a Local, another closure: what it stands for is code's answer)."""
+def _proxied(item: object, kind: type, facts: _ProxyFacts, is_trusted: Callable[[types.CodeType], bool],
+             contexts: list, variables: list | None) -> list | None:
+    """What the LocalProxy `item` stands for in any context the tests may compare it in, read as
+    werkzeug's closure would but without running code: what its ContextVar holds in the current
+    context (its default included) and in every other live one (context_values: a program's coroutine
+    run in a task of its own set the variable in the test's task context, through the waiter's
+    callbacks, where the test then compared), or one attribute of each (_plain_attribute); nothing
+    where the variable holds nothing (werkzeug raises RuntimeError: no comparison answers). None where
+    the proxy holds anything else (a callable, a Local, another closure: what it stands for is code's
+    answer). `contexts`: the walk's list of live contexts (filled here once); `variables`:
+    foreign_answerer's."""
     try:
         current = facts.current.__get__(item, kind)
     except AttributeError:
-        return _UNREADABLE
+        return None
     if (not _werkzeug_function(current, facts.module, is_trusted)
             or current.__code__ is not facts.current_code or current.__closure__ is None):
-        return _UNREADABLE
+        return None
     try:
         contents = _map(_CELL_CONTENTS, current.__closure__)
         cells = dict(zip(current.__code__.co_freevars, contents, strict=True))
     except ValueError:
-        return _UNREADABLE
+        return None
     variable, read = cells.get("local"), cells.get("get_name")
     if _type(variable) is not _CONTEXT_VAR:
-        return _UNREADABLE
+        return None
     if read is facts.identity:
         name = None
     elif _type(read) is _ATTRGETTER:
         names = _ATTRGETTER_REDUCE(read)[1]
         if _len(names) != 1 or _type(names[0]) is not str or "." in names[0]:
-            return _UNREADABLE
+            return None
         name = names[0]
     else:
-        return _UNREADABLE
-    try:
-        held = _CONTEXT_VAR_GET(variable)
-    except LookupError:
-        return _NOTHING_PROXIED
-    return held if name is None else _plain_attribute(held, name, is_trusted)
+        return None
+    if variables is not None and not _any(known is variable for known in variables):
+        variables.append(variable)
+    if not contexts:
+        contexts.extend(_live_contexts())
+    held = context_values([variable], contexts)
+    if name is None:
+        return held
+    targets = [_plain_attribute(value, name, is_trusted) for value in held]
+    if _any(target is _UNREADABLE for target in targets):
+        return None
+    return [target for target in targets if target is not _NOTHING_PROXIED]
+
+
+# (_live_contexts: thread_states.live_contexts, every live context, from the one gc walk the audit hook
+# lets through in a unittest child; None where the extension is not built, and proxies are refused.)
+_CONTEXT_GET = contextvars.Context.get
+
+
+def context_values(variables: list, contexts: list | None = None, held: tuple | None = None) -> list:
+    """What each ContextVar of `variables` holds in the current context (its default where it holds
+    nothing there) and in each of `contexts` (_live_contexts() where not given): the objects a werkzeug
+    LocalProxy over it compares as, wherever the test compares it. C reads only: no code runs.
+    `held`, if given ([contexts], {their ids}), keeps every live context alive from here on."""
+    if _live_contexts is None:
+        return []  # (no proxy is read without the extension: _context_proxy)
+    contexts = _live_contexts() if contexts is None else contexts
+    if held is not None:
+        held[0].extend(context for context in contexts if _id(context) not in held[1])
+        held[1].update(_map(_id, contexts))
+    found = []
+    for variable in variables:
+        try:
+            current = _CONTEXT_VAR_GET(variable)
+        except LookupError:
+            current = _NOTHING_PROXIED
+        if current is not _NOTHING_PROXIED:
+            found.append(current)
+        for context in contexts:
+            value = _CONTEXT_GET(context, variable, _NOTHING_PROXIED)
+            if value is not _NOTHING_PROXIED and not _any(value is seen for seen in found):
+                found.append(value)
+    return found
 
 
 def _plain_attribute(obj: object, name: str, is_trusted: Callable[[types.CodeType], bool]) -> object:
     """`getattr(obj, name)` where it runs no code: from the instance's own `__dict__`, the name defined
-    by no class in its MRO and no `__getattribute__` but object's; _NOTHING_PROXIED where absent and no
-    `__getattr__` (AttributeError). Where a library's own property (trusted getter) answers for the
-    name, `obj` itself: what the getter reads of it (Flask's `RequestContext.session`), as the walk
-    looks at any library object's state behind its getters. Else _UNREADABLE."""
+    by no class in its MRO and no `__getattribute__` but object's (or SimpleNamespace's);
+    _NOTHING_PROXIED where absent and no `__getattr__` (AttributeError). Where a library's own
+    property (trusted getter) answers for the name, `obj` itself: what the getter reads of it (Flask's
+    `RequestContext.session`), as the walk looks at any library object's state behind its getters.
+    Else _UNREADABLE."""
     kind = _type(obj)
     fallback = False
     for klass in _MRO(kind):
         if not _class_keys_exact_str(klass):
             return _UNREADABLE
         space = _CLASS_DICT(klass)
-        if klass is not _OBJECT and "__getattribute__" in space:
-            return _UNREADABLE
+        if klass is not _OBJECT and klass is not _NAMESPACE and "__getattribute__" in space:
+            return _UNREADABLE  # (SimpleNamespace's is object's generic lookup, in C)
         if name in space:
             attr = space[name]
             getter = _HOLDER_READ[_id(property)](attr) if _type(attr) is property else None
@@ -1034,8 +1079,9 @@ def _plain_attribute(obj: object, name: str, is_trusted: Callable[[types.CodeTyp
                        and _maker(klass, is_trusted) is not None)
             return obj if trusted else _UNREADABLE
         fallback = fallback or "__getattr__" in space
-    own = _instance_dict(obj, kind, _layout(kind))
-    if own is None or not all_exact_str(own):
+    # (A SimpleNamespace keeps its dict in C, with no getset: its own reducer hands out that dict.)
+    own = _NAMESPACE_REDUCE(obj)[2] if kind is _NAMESPACE else _instance_dict(obj, kind, _layout(kind))
+    if _type(own) is not _DICT or not all_exact_str(own):
         return _UNREADABLE
     found = own.get(name, _NOTHING_PROXIED)
     return _UNREADABLE if found is _NOTHING_PROXIED and fallback else found

@@ -12,8 +12,13 @@ in one C call under the GIL, which no thread can interleave with. (`sys._current
 C call too, but keys the states by thread id: a state made for a thread that has not run yet carries
 its creator's id and is lost in the dict.)
 
+`live_contexts()` is every live contextvars.Context (the value walk reads what a werkzeug LocalProxy's
+ContextVar holds in each: returned_values), from the one gc walk the audit hook lets through in a
+unittest child (`scanning()` says, in C, that this thread runs it).
+
 Where the extension could not be compiled (`pip install` without a C compiler), `count` is
-`_thread._count` and the isolation report names the missing layer (`thread_state_count`).
+`_thread._count`, `live_contexts` is None (LocalProxys are refused as values) and the isolation report
+names the missing layer (`thread_state_count`).
 """
 
 from __future__ import annotations
@@ -21,11 +26,15 @@ from __future__ import annotations
 import _thread
 
 try:
-    from coding_framework.sandbox.in_process_guard._thread_states import count
+    from coding_framework.sandbox.in_process_guard._thread_states import count, live_contexts, scanning
 except ImportError:  # (the fallback: see the module docstring)
-    count = _thread._count
+    count, live_contexts = _thread._count, None
+
+    def scanning() -> bool:
+        return False
+
     AVAILABLE = False
 else:
     AVAILABLE = True
 
-__all__ = ["AVAILABLE", "count"]
+__all__ = ["AVAILABLE", "count", "live_contexts", "scanning"]
