@@ -553,6 +553,19 @@ LIBRARY_RESULTS = {
         "    app.add_url_rule('/sq/<int:x>', view_func=Square.as_view('sq'))\n    return app\n",
         "response = task_func().test_client().get('/sq/7')\n"
         "self.assertEqual((response.status_code, response.get_json()), (200, {'square': 49}))\n"),
+    # Round 61b: a class-based view the program defines at module level (guard_class guards its
+    # methods), taking its store in `__init__`, which Flask runs making an instance per request.
+    "a Flask MethodView of the module's, with its own __init__": (
+        "from flask import Flask, jsonify, request\nfrom flask.views import MethodView\n"
+        "class Items(MethodView):\n    def __init__(self, store):\n        self.store = store\n"
+        "    def get(self):\n        return jsonify(sorted(self.store))\n    def post(self):\n"
+        "        self.store.append(request.get_json()['name'])\n"
+        "        return jsonify(len(self.store)), 201\n"
+        "def task_func():\n    app = Flask('site')\n"
+        "    app.add_url_rule('/items', view_func=Items.as_view('items', []))\n    return app\n",
+        "client = task_func().test_client()\n"
+        "self.assertEqual(client.post('/items', json={'name': 'pen'}).status_code, 201)\n"
+        "self.assertEqual(client.get('/items').get_json(), ['pen'])\n"),
     # Round 60b: once an app renders a template, its Jinja environment holds Flask's `request`,
     # `session` and `g`: werkzeug LocalProxys, which compare as what their context variable holds.
     "a Flask app that rendered templates with g and the session": (
@@ -945,4 +958,18 @@ def test_returned_values_a_test_drops_are_let_go_of(pool):
             "    def test_frames(self):\n        for seed in range(80):\n"
             "            self.assertEqual(int(frame(seed)['b'].sum()), 50 * seed)\n")
     verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60, memory_mb=600)))
+    assert verdict.status is Status.PASSED, verdict
+
+
+def test_an_error_raised_inside_a_comprehension_over_a_generator_expression_is_the_programs_own(pool):
+    # Round 61b: the KeyError left the generator expression suspended; assertRaises clearing the
+    # traceback closed it, running its frame outside any call (the watch's finding). The frames a
+    # call's traceback holds are now cleared within the call.
+    program = ("RANKS = {'TWO': 2, 'ACE': 14}\ndef task_func(specs):\n"
+               "    return [RANKS[r] for r, s in (x.split('-') for x in specs)]\n")
+    test = ("import unittest\nclass T(unittest.TestCase):\n    def test_good(self):\n"
+            "        self.assertEqual(task_func(['ACE-S', 'TWO-H']), [14, 2])\n    def test_bad(self):\n"
+            "        with self.assertRaises(KeyError) as caught:\n            task_func(['ONE-H', 'TWO-H'])\n"
+            "        self.assertEqual(caught.exception.args, ('ONE',))\n")
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
     assert verdict.status is Status.PASSED, verdict

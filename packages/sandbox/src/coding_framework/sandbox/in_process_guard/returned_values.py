@@ -1674,7 +1674,10 @@ def _functions_held(func: types.FunctionType, found: list, depth: int = 0) -> No
     """Add to `found` the code of `func` and of the functions its closure holds, and theirs (a
     decorator's wrapper around the program's view: flask_login's `login_required`), and of the named
     methods of a class it carries as an attribute (flask's `View.as_view` sets `view.view_class`, whose
-    `dispatch_request` and `get` Flask calls by name on an instance it makes: round 52)."""
+    `dispatch_request` and `get` Flask calls by name on an instance it makes: round 52), and its
+    `__init__` and `__new__`, which making that instance runs (round 61b: a MethodView taking its
+    store in `__init__`); also where guard_class has guarded them (a class the program defines at
+    module level: its GuardedFunctions hand library callers straight on, to the function they hold)."""
     found.append(func.__code__)
     if depth > 8:
         return
@@ -1694,11 +1697,14 @@ def _functions_held(func: types.FunctionType, found: list, depth: int = 0) -> No
         for klass in _MRO(held):
             for name, attr in _namespace(klass).items():
                 method, _ = _unwrap(attr)
-                if not name.startswith("__") and _type(method) is _FUNCTION:
+                if _FLAGS(_type(method)) & _HEAP_TYPE and _registered(method):
+                    method = _TUPLE_ITEM(method, 0)  # (the function a GuardedFunction holds)
+                if (not name.startswith("__") or name in _CONSTRUCTION) and _type(method) is _FUNCTION:
                     found.append(method.__code__)
 
 
 _FUNCTION_DICT = types.FunctionType.__dict__["__dict__"].__get__
+_TUPLE_ITEM = tuple.__getitem__
 
 
 def all_exact_str(items, _sum=_sum, _map=_map, _is=_is, _type=_type, _repeat=_repeat, _str=str,
