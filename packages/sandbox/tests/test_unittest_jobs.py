@@ -566,6 +566,15 @@ LIBRARY_RESULTS = {
         "client = task_func().test_client()\n"
         "self.assertEqual(client.post('/items', json={'name': 'pen'}).status_code, 201)\n"
         "self.assertEqual(client.get('/items').get_json(), ['pen'])\n"),
+    # Round 61b: a view streaming a generator it defines, which the test client reads after the view
+    # returned (its code is the view's: handed to the watch with it).
+    "a Flask view streaming a generator": (
+        "from flask import Flask, Response\ndef task_func(rows):\n    app = Flask('site')\n"
+        "    @app.route('/rows')\n    def export():\n        def generate():\n"
+        "            for row in rows:\n                yield f'{row}\\n'\n"
+        "        return Response(generate(), mimetype='text/plain')\n    return app\n",
+        "response = task_func([1, 2]).test_client().get('/rows')\n"
+        "self.assertEqual(response.data, b'1\\n2\\n')\n"),
     # Round 60b: once an app renders a template, its Jinja environment holds Flask's `request`,
     # `session` and `g`: werkzeug LocalProxys, which compare as what their context variable holds.
     "a Flask app that rendered templates with g and the session": (
@@ -629,7 +638,9 @@ LIBRARY_RESULTS = {
         "import dataclasses\n@dataclasses.dataclass\nclass Item:\n    name: str\n    qty: int\n"
         "    def __post_init__(self):\n        if self.qty < 0:\n            raise ValueError(self.qty)\n"
         "def task_func():\n    return [Item('a', 2)]\n",
-        "item, = task_func()\nself.assertEqual((item.name, item.qty), ('a', 2))\n"),
+        "item, = task_func()\nself.assertEqual((item.name, item.qty), ('a', 2))\n"
+        # (Round 61b: made by the test itself, its `__post_init__` ran outside any call.)
+        "self.assertEqual(item, Item('a', 2))\nwith self.assertRaises(ValueError):\n    Item('b', -1)\n"),
 }
 
 

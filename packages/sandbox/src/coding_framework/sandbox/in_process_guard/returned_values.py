@@ -1677,8 +1677,10 @@ def _functions_held(func: types.FunctionType, found: list, depth: int = 0) -> No
     `dispatch_request` and `get` Flask calls by name on an instance it makes: round 52), and its
     `__init__` and `__new__`, which making that instance runs (round 61b: a MethodView taking its
     store in `__init__`); also where guard_class has guarded them (a class the program defines at
-    module level: its GuardedFunctions hand library callers straight on, to the function they hold)."""
-    found.append(func.__code__)
+    module level: its GuardedFunctions hand library callers straight on, to the function they hold).
+    With each function, the code nested in its own (a view's generator that Flask's `Response` streams
+    as the test client reads it, round 61b)."""
+    _codes_within(func.__code__, found)
     if depth > 8:
         return
     for cell in func.__closure__ or ():
@@ -1701,6 +1703,15 @@ def _functions_held(func: types.FunctionType, found: list, depth: int = 0) -> No
                     method = _TUPLE_ITEM(method, 0)  # (the function a GuardedFunction holds)
                 if (not name.startswith("__") or name in _CONSTRUCTION) and _type(method) is _FUNCTION:
                     found.append(method.__code__)
+
+
+def _codes_within(code: types.CodeType, found: list, depth: int = 0) -> None:
+    """Add to `found` `code` and the code objects nested in its constants, and theirs."""
+    found.append(code)
+    if depth < 8:
+        for constant in code.co_consts:
+            if _type(constant) is types.CodeType:
+                _codes_within(constant, found, depth + 1)
 
 
 _FUNCTION_DICT = types.FunctionType.__dict__["__dict__"].__get__
