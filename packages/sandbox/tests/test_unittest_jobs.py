@@ -656,6 +656,20 @@ def test_library_objects_of_honest_programs_pass(pool, case):
 # Honest programs and tests that change or share state the library-state checks watch (rounds 55, 56):
 # each was an error once.
 SHARED_STATE_USES = {
+    # Round 61b: the program adds a FileHandler to its logger inside the test's assertLogs, whose exit
+    # drops the handler list: the unclosed file's ResourceWarning, raised in unittest._log's frame,
+    # gave that sealed module a `__warningregistry__` ("unittest._log was changed").
+    "a FileHandler added inside assertLogs": (
+        "import logging, os\ndef task_func(where, words):\n    logger = logging.getLogger('app.audit')\n"
+        "    logger.setLevel(logging.DEBUG)\n"
+        "    handler = logging.FileHandler(os.path.join(where, 'a.log'))\n"
+        "    logger.addHandler(handler)\n    for word in words:\n        logger.info(word)\n"
+        "    handler.flush()\n    return len(words)\n",
+        "import tempfile, unittest\nclass T(unittest.TestCase):\n    def test_logs(self):\n"
+        "        with tempfile.TemporaryDirectory() as where:\n"
+        "            with self.assertLogs('app.audit', level='INFO') as seen:\n"
+        "                self.assertEqual(task_func(where, ['x', 'y']), 2)\n"
+        "            self.assertEqual(seen.output, ['INFO:app.audit:x', 'INFO:app.audit:y'])\n"),
     # Round 60b: matplotlib's mathtext, loaded with pyplot by the program, turns on pyparsing's packrat
     # parser (`ParserElement._parse` rebound), where the tests' own matplotlib import loaded pyparsing.
     "pyplot loaded by the program, pyparsing by the tests": (

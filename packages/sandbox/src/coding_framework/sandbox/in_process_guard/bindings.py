@@ -138,9 +138,13 @@ class Snapshot:
         even one put back before the next comparison (rebind, raise, restore from a `__del__`): CPython
         3.11 stamps a dict with a new version tag (PEP 509) on every change (version_reader). Not where
         the tag cannot be read (another interpreter), nor for namespaces that change on their own (the
-        `unittest` package's lazy `__getattr__`): only SEALED_MODULES."""
+        `unittest` package's lazy `__getattr__`): only SEALED_MODULES. Each gets its
+        `__warningregistry__` now, as any warning raised while its code runs would give it (a
+        ResourceWarning of a FileHandler the program left in assertLogs' list, dropped by unittest._log's
+        `__exit__`: round 61b); the registry's own changes are no change of the namespace."""
         if not _tags_readable():
             return
+        module.__dict__.setdefault("__warningregistry__", {})
         namespaces = [(name, module.__dict__)]
         namespaces += [(f"{name}.{attr}", _class_namespace(value))
                        for attr, value in _defined_classes(module.__dict__, name)]
