@@ -31,14 +31,15 @@ class GuardedFunction(tuple):
     # A program function as the tests see it: (function, check, error type, bound-method type,
     # BaseException, lazy types, _checked_items, type, pause, resume, collector on, collector off,
     # coroutine type, CheckedCoroutine, StopIteration, launch, fly, land, through, lenient?,
-    # _release_frames). A call that
-    # is not the tests' (outside_calls.through: the program's own code calling a method of its class
-    # that guard_class guarded, within its call; library code calling one, which the watch judges as
-    # if it called the method itself) goes straight on. A call of the tests' pauses the watch on
+    # _release_frames). A call that is not the tests' (outside_calls.through: the program's own code
+    # calling a method of its class that guard_class guarded, within its call; library code calling
+    # one, which the watch judges as if it called the method itself) goes straight on. A call of the
+    # tests' pauses the watch on
     # the tests' thread (outside_calls: the program's code may run here, in its own call), turns the
     # collector on for the call's length only (a collection in the tests' code ran a self-re-arming
     # finalizer of the program's garbage, which rewrote a list after its check: red-team round 28),
-    # calls the function, turns the collector off, then calls `check` (the `send` of a generator whose
+    # calls the function (where it raises, clears the frames the traceback holds: _release_frames),
+    # turns the collector off, then calls `check` (the `send` of a generator whose
     # frame alone holds the checks) with what it returned or raised: a patch in place while the
     # exception travels to the test's handler (unittest's own, say) is found before it gets there.
     # Then it resumes the watch (an
