@@ -194,6 +194,12 @@ def run_in_child(chan: wire.FdChannel) -> int:
     return 1
 
 
+def _loop_may_run() -> bool:
+    """The checks' test of a running event loop where asyncio is not loaded to ask: one may run (every
+    check then keeps the live contexts: guarded_calls)."""
+    return True
+
+
 def _stop_program_code(is_trusted):
     """A trace function for the harness's thread: the program's code never runs there, and if any of
     it starts to (a finalizer of the program's that a collection there ran, the `__eq__` of a key it
@@ -553,15 +559,18 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     resume, start_watch = watch.resume, watch.watch
     library_state = call_checks[2]
     # The ContextVars of the werkzeug LocalProxys the walks meet (guarded_calls: what they hold in
-    # every live context is walked at each check); the walks at each call's start add theirs.
+    # every live context is walked at each check); the walks at each call's start add theirs. And
+    # asyncio's (C) test of a running loop, loaded by the audit hook's imports (not by the guard's
+    # modules: asyncio loads ssl, which the record would then hold against honest programs).
     variables: list = []
+    running_loop = getattr(sys.modules.get("asyncio.events"), "_get_running_loop", None) or _loop_may_run
     controls = (thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
                 watch.allow, watch.launch, watch.fly, watch.land, watch.keep,
                 functools.partial(watch.recheck_kept,
                                   functools.partial(in_process_guard.foreign_answerer, variables=variables),
                                   is_trusted, libraries, watch.kept, watch.changed, watch.drop_unheld,
                                   watch.RECENT),
-                library_state, watch.through, watch.register, variables)
+                library_state, watch.through, watch.register, variables, running_loop)
     try:
         code = compile(program, f"{module_name}.py", "exec", dont_inherit=True)
         # The program's code is what its source compiles to (it can make none later): watched from the

@@ -4,7 +4,6 @@ checked each time a call returns.
 
 from __future__ import annotations
 
-import asyncio.events
 import builtins
 import collections.abc
 import sys
@@ -23,8 +22,6 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     foreign_answerer,
     guarded_name,
 )
-
-_RUNNING_LOOP = asyncio.events._get_running_loop  # (taken before the program runs: C)
 
 
 class GuardedFunction(tuple):
@@ -276,8 +273,9 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     walked with the globals the call set, and every live context is kept (`contexts`: a list, and the
     ids in it) for the later walks of the proxies, which look into every live context: what C callables
     the program left on the event loop set there after this check is then still there. So, too, at
-    every check while an event loop runs (`running_loop`: asyncio's), before any proxy is met (such
-    callables put one in a returned list later, and set its variable in the test's task's context)."""
+    every check while an event loop runs (`running_loop`: asyncio's `_get_running_loop`), before any
+    proxy is met (such callables put one in a returned list later, and set its variable in the test's
+    task's context)."""
     finding, held, started = None, None, None
     while True:
         how, result, arguments = yield finding
@@ -385,7 +383,7 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
     (thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, launch, fly,
-     land, keep, recheck, library_state, through, register, variables, token) = controls
+     land, keep, recheck, library_state, through, register, variables, running_loop, token) = controls
     views, tests, builtin_names = [], [], frozenset(builtins.__dict__)
     missing = object()
     contexts = ([], set())  # (what the checks keep alive: _call_checks)
@@ -395,7 +393,7 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
                               foreign_answerer, is_trusted, libraries,
                               builtins_version, thread_count, threads_before, outside, allow, keep,
                               recheck, library_state, token, kind is METHOD, guard_classes, at_start, at_end,
-                              variables, contexts, _RUNNING_LOOP)
+                              variables, contexts, running_loop)
         next(checks)
         wrapper = GuardedFunction((function, checks.send, builtins.RuntimeError, types.MethodType,
                                    builtins.BaseException, _LAZY, _checked_items, builtins.type,
