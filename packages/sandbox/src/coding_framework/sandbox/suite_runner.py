@@ -132,6 +132,8 @@ def run_in_child(chan: wire.FdChannel) -> int:
     # pandas' arrays get numpy's ambiguous truth, where pandas is loaded by now (the tests import it, or
     # the worker preloaded it): then a returned one can be looked into instead of refused.
     in_process_guard.refuse_array_truth()
+    # What the zygote froze (gc.freeze): more frozen later hides objects from the live-context search.
+    in_process_guard.thread_states.freeze_baseline()
     # Two records of the same bindings: this thread's, which nothing in the tests' thread reaches, and
     # the one the checks of the program's calls use there (whatever holds that one, a program with a
     # frame of the tests' thread can rewrite).
@@ -192,12 +194,6 @@ def run_in_child(chan: wire.FdChannel) -> int:
         stopped = type(exc)  # nothing else of it is read: its attributes could be the program's code
     report("<load>", "error", f"sandbox: the harness stopped ({stopped.__name__})")
     return 1
-
-
-def _loop_may_run() -> bool:
-    """The checks' test of a running event loop where asyncio is not loaded to ask: one may run (every
-    check then keeps the live contexts: guarded_calls)."""
-    return True
 
 
 def _stop_program_code(is_trusted):
@@ -559,18 +555,15 @@ def _tests_thread(hand_over, harness_thread, program, module_name, test_code, cl
     resume, start_watch = watch.resume, watch.watch
     library_state = call_checks[2]
     # The ContextVars of the werkzeug LocalProxys the walks meet (guarded_calls: what they hold in
-    # every live context is walked at each check); the walks at each call's start add theirs. And
-    # asyncio's (C) test of a running loop, loaded by the audit hook's imports (not by the guard's
-    # modules: asyncio loads ssl, which the record would then hold against honest programs).
+    # every live context is walked at each check); the walks at each call's start add theirs.
     variables: list = []
-    running_loop = getattr(sys.modules.get("asyncio.events"), "_get_running_loop", None) or _loop_may_run
     controls = (thread_count, thread_count(), gc.enable, collector_off, watch.pause, resume, watch.ran,
                 watch.allow, watch.launch, watch.fly, watch.land, watch.keep,
                 functools.partial(watch.recheck_kept,
                                   functools.partial(in_process_guard.foreign_answerer, variables=variables),
                                   is_trusted, libraries, watch.kept, watch.changed, watch.drop_unheld,
                                   watch.RECENT),
-                library_state, watch.through, watch.register, variables, running_loop)
+                library_state, watch.through, watch.register, variables)
     try:
         code = compile(program, f"{module_name}.py", "exec", dont_inherit=True)
         # The program's code is what its source compiles to (it can make none later): watched from the

@@ -7,6 +7,7 @@ See the package docstring for the threat model.
 from __future__ import annotations
 
 import builtins
+import gc
 import importlib
 import inspect
 import keyword
@@ -416,6 +417,7 @@ def install_audit_hook(
     traceback_file = traceback.__file__
     getframe, get_ident, starts = sys._getframe, _thread_ident(), str.startswith
     scanning_contexts = _scanning_contexts  # (C: whether live_contexts runs in this thread)
+    collecting, collector_off, collector_on = gc.isenabled, gc.disable, gc.enable
     ends, trusted_suffix = str.endswith, TRUSTED_SUFFIX
     import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
@@ -528,6 +530,11 @@ def install_audit_hook(
                 allowed_once[0] = False
                 return
             refuse(event, " (in the harness's thread)", args)
+        # The collector is off while the hook works: a collection its own allocations set off ran a
+        # finalizer of the program's, whose events the hook, busy in this thread, let through (a
+        # gc.get_objects() that patched the running TestCase: red-team round 61c).
+        was_collecting = collecting()
+        collector_off()
         busy.add(me)
         try:
             direct = getframe(1)
@@ -581,6 +588,8 @@ def install_audit_hook(
                     refuse(event, " of bytecode from outside the trusted directories")
         finally:
             busy.discard(me)
+            if was_collecting:
+                collector_on()
 
     if trace is not None:
         sys.settrace(trace)

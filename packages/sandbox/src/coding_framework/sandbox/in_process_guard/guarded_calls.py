@@ -232,7 +232,7 @@ def _checked_items(source, check, error, base_exception):
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
                  thread_count, threads_before, outside, allow, keep, recheck, library_state, token, method,
-                 guard_classes, at_start, at_end, variables, contexts, running_loop):
+                 guard_classes, at_start, at_end, variables, contexts):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values, and the library state beside them
@@ -272,10 +272,8 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     context through its waiter's callbacks): at every check what they hold in every live context is
     walked with the globals the call set, and every live context is kept (`contexts`: a list, and the
     ids in it) for the later walks of the proxies, which look into every live context: what C callables
-    the program left on the event loop set there after this check is then still there. So, too, at
-    every check while an event loop runs (`running_loop`: asyncio's `_get_running_loop`), before any
-    proxy is met (such callables put one in a returned list later, and set its variable in the test's
-    task's context)."""
+    the program left on the event loop set there after this check is then still there (not closed:
+    such callables that also put the first proxy in a returned list after the last check)."""
     finding, held, started = None, None, None
     while True:
         how, result, arguments = yield finding
@@ -314,7 +312,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
             put, found = at_end()
         culprit = None if found else answerer(result, is_trusted, libraries, functions, classes,
                                               members=members, variables=variables)
-        if variables or running_loop() is not None:
+        if variables:
             put = [*(put or ()), *context_values(variables, held=contexts)]
         if not found and not culprit and held_by is not None:
             # What the method was called on (leniently: what the program's methods run, the watch sees).
@@ -383,7 +381,7 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
     # (Where the tag cannot be read, 0: the program_made checks of builtins still stand.)
     builtins_version = version_reader(builtins.__dict__) or (lambda: 0)
     (thread_count, threads_before, collector_on, collector_off, pause, resume, outside, allow, launch, fly,
-     land, keep, recheck, library_state, through, register, variables, running_loop, token) = controls
+     land, keep, recheck, library_state, through, register, variables, token) = controls
     views, tests, builtin_names = [], [], frozenset(builtins.__dict__)
     missing = object()
     contexts = ([], set())  # (what the checks keep alive: _call_checks)
@@ -393,7 +391,7 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
                               foreign_answerer, is_trusted, libraries,
                               builtins_version, thread_count, threads_before, outside, allow, keep,
                               recheck, library_state, token, kind is METHOD, guard_classes, at_start, at_end,
-                              variables, contexts, running_loop)
+                              variables, contexts)
         next(checks)
         wrapper = GuardedFunction((function, checks.send, builtins.RuntimeError, types.MethodType,
                                    builtins.BaseException, _LAZY, _checked_items, builtins.type,

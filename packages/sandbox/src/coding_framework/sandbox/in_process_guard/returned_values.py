@@ -1029,6 +1029,9 @@ def _proxied(item: object, kind: type, facts: _ProxyFacts, is_trusted: Callable[
 # (_live_contexts: thread_states.live_contexts, every live context, from the one gc walk the audit hook
 # lets through in a unittest child; None where the extension is not built, and proxies are refused.)
 _CONTEXT_GET = contextvars.Context.get
+# Library properties a proxied attribute may be read through, by (module, class, name): each getter
+# hands out what the object holds (`RequestContext.session` returns its `_session`).
+_READABLE_PROPERTIES = frozenset({("flask.ctx", "RequestContext", "session")})
 
 
 def context_values(variables: list, contexts: list | None = None, held: tuple | None = None) -> list:
@@ -1060,10 +1063,11 @@ def context_values(variables: list, contexts: list | None = None, held: tuple | 
 def _plain_attribute(obj: object, name: str, is_trusted: Callable[[types.CodeType], bool]) -> object:
     """`getattr(obj, name)` where it runs no code: from the instance's own `__dict__`, the name defined
     by no class in its MRO and no `__getattribute__` but object's (or SimpleNamespace's);
-    _NOTHING_PROXIED where absent and no `__getattr__` (AttributeError). Where a library's own
-    property (trusted getter) answers for the name, `obj` itself: what the getter reads of it (Flask's
-    `RequestContext.session`), as the walk looks at any library object's state behind its getters.
-    Else _UNREADABLE."""
+    _NOTHING_PROXIED where absent and no `__getattr__` (AttributeError). Where one of
+    _READABLE_PROPERTIES answers for the name (a library's property whose getter hands out what the
+    object holds), `obj` itself, walked whole. Else _UNREADABLE: another property's getter may read
+    anything (round 61c: `flask.Request.max_content_length` reads the current app's config, which a
+    call had set, through a context variable no proxy had registered)."""
     kind = _type(obj)
     fallback = False
     for klass in _MRO(kind):
@@ -1075,9 +1079,9 @@ def _plain_attribute(obj: object, name: str, is_trusted: Callable[[types.CodeTyp
         if name in space:
             attr = space[name]
             getter = _HOLDER_READ[_id(property)](attr) if _type(attr) is property else None
-            trusted = (_type(getter) is _FUNCTION and is_trusted(getter.__code__)
-                       and _maker(klass, is_trusted) is not None)
-            return obj if trusted else _UNREADABLE
+            readable = (_type(getter) is _FUNCTION and is_trusted(getter.__code__)
+                        and (_maker(klass, is_trusted), _QUALNAME(klass), name) in _READABLE_PROPERTIES)
+            return obj if readable else _UNREADABLE
         fallback = fallback or "__getattr__" in space
     # (A SimpleNamespace keeps its dict in C, with no getset: its own reducer hands out that dict.)
     own = _NAMESPACE_REDUCE(obj)[2] if kind is _NAMESPACE else _instance_dict(obj, kind, _layout(kind))

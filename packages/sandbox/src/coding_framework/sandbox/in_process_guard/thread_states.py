@@ -14,7 +14,9 @@ its creator's id and is lost in the dict.)
 
 `live_contexts()` is every live contextvars.Context (the value walk reads what a werkzeug LocalProxy's
 ContextVar holds in each: returned_values), from the one gc walk the audit hook lets through in a
-unittest child (`scanning()` says, in C, that this thread runs it).
+unittest child (`scanning()` says, in C and once, that this thread runs it), with the collector off;
+it refuses to answer where objects were frozen since `freeze_baseline()` (the harness, before the
+program runs), which gc.get_objects() then leaves out.
 
 Where the extension could not be compiled (`pip install` without a C compiler), `count` is
 `_thread._count`, `live_contexts` is None (LocalProxys are refused as values) and the isolation report
@@ -26,15 +28,23 @@ from __future__ import annotations
 import _thread
 
 try:
-    from coding_framework.sandbox.in_process_guard._thread_states import count, live_contexts, scanning
+    from coding_framework.sandbox.in_process_guard._thread_states import (
+        count,
+        freeze_baseline,
+        live_contexts,
+        scanning,
+    )
 except ImportError:  # (the fallback: see the module docstring)
     count, live_contexts = _thread._count, None
 
     def scanning() -> bool:
         return False
 
+    def freeze_baseline() -> None:
+        return None
+
     AVAILABLE = False
 else:
     AVAILABLE = True
 
-__all__ = ["AVAILABLE", "count", "live_contexts", "scanning"]
+__all__ = ["AVAILABLE", "count", "freeze_baseline", "live_contexts", "scanning"]
