@@ -3184,3 +3184,40 @@ def test_the_context_search_is_no_gc_walk_for_the_program(pool):
             "        self.assertIn('gc.get_objects is not allowed', walk)\n")
     verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
     assert verdict.status is Status.PASSED, verdict
+
+
+# Round 61d: names that are str subclasses, whose `__eq__` or `__hash__` the program chose. A class's
+# `__qualname__` compared by the walk ran a C callable that rewrote the value being walked (the walk
+# asks every class whether it is werkzeug's LocalProxy); a code object's file name (a module loaded
+# under a str subclass's path) hashed by the audit hook ran the program's `__hash__` while the hook,
+# busy, let every event through: its gc walk found the running TestCase and made assertEqual a no-op.
+STR_SUBCLASS_NAMES = {
+    "a class's qualname": (
+        "import functools\ndef task_func(x):\n    result = {'square': x * x}\n    class Q(str):\n"
+        "        __hash__ = str.__hash__\n        __eq__ = functools.partial(result.pop, 'extra')\n"
+        "    class Junk:\n        __qualname__ = Q('Junk')\n    result['extra'] = Junk()\n"
+        "    return result\n",
+        "self.assertEqual(task_func(2), {'square': 4})"),
+    "a module's file name": (
+        _PATCH_TEST_CASES.replace("class C:\n    def __del__(self):\n", "def patch():\n    if True:\n")
+        + "import importlib.machinery, importlib.util, os, tempfile\nclass S(str):\n"
+        "    def __hash__(self):\n        if not done:\n            patch()\n"
+        "        return str.__hash__(self)\n    __eq__ = str.__eq__\n"
+        "class L(importlib.machinery.SourceFileLoader):\n    def path_stats(self, path):\n"
+        "        raise OSError('no stats')\ndef task_func(x):\n"
+        "    where = os.path.join(tempfile.mkdtemp(), 'h.py')\n"
+        "    with open(where, 'w') as fh:\n        fh.write('import sys\\ndef poke():\\n"
+        "    return getattr(sys, \"_get\" + \"frame\")()\\n')\n"
+        "    spec = importlib.util.spec_from_file_location('h', S(where), loader=L('h', S(where)))\n"
+        "    module = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(module)\n"
+        "    try:\n        module.poke()\n    except Exception:\n        pass\n    return x + 1\n",
+        "self.assertEqual(task_func(2), 4)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STR_SUBCLASS_NAMES))
+def test_names_that_are_str_subclasses_run_nothing_of_the_programs(pool, case):
+    program, check = STR_SUBCLASS_NAMES[case]
+    test = f"import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        {check}\n"
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.FAILED, verdict  # (the program's own wrong answer, compared)

@@ -425,6 +425,13 @@ def install_audit_hook(
     type_, code_type, nested_code, module_type = builtins.type, types.CodeType, code_objects, types.ModuleType
     module_namespace = types.ModuleType.__dict__["__dict__"].__get__
 
+    def filename_of(code) -> str:
+        """A code object's file name where it is an exact str (one compiled under a str subclass's
+        name hashed and compared as the program chose, in the hook's busy window: red-team round 61d);
+        else a name no file has."""
+        name = code.co_filename
+        return name if type_(name) is str_ else "<a file name that is not a str>"
+
     def asker(frame):
         """(the frame on whose behalf an event happens, name of the helper it called or None): the
         caller of any helper and pass-through frames."""
@@ -434,7 +441,7 @@ def install_audit_hook(
             known = helper_names.get(id(code))
             if known is not None and known[0] is code:
                 helper = known[1]
-            elif code.co_filename not in pass_files:
+            elif filename_of(code) not in pass_files:
                 return frame, helper
             frame = frame.f_back
         return None, helper
@@ -476,8 +483,8 @@ def install_audit_hook(
         traceback module (which iterates its own frame generators) it must only turn frames into
         summaries, without capturing their locals."""
         code = frame.f_code
-        if code.co_filename == traceback_file:
-            while frame is not None and frame.f_code.co_filename == traceback_file:
+        if filename_of(code) == traceback_file:
+            while frame is not None and filename_of(frame.f_code) == traceback_file:
                 if frame.f_locals.get("capture_locals"):
                     return False
                 frame = frame.f_back
@@ -492,11 +499,11 @@ def install_audit_hook(
             # or `functools.update_wrapper` told which attributes to copy, sets it for the program.)
             return args[1] in names or args[1] in code.co_consts
         if starts(event, "ctypes."):
-            return code.co_filename in ctypes_users or not ctypes_names.isdisjoint(names)
+            return filename_of(code) in ctypes_users or not ctypes_names.isdisjoint(names)
         return True
 
     def refuse(event: str, detail: str = "", args: tuple = ()) -> None:
-        if starts(event, "object.") and len_(args) > 1:
+        if starts(event, "object.") and len_(args) > 1 and type_(args[1]) is str_:
             detail = f" ({args[1]}){detail}"
         raise error(f"sandbox: {event}{detail} is not allowed to the program under test")
 
@@ -513,7 +520,7 @@ def install_audit_hook(
         if event not in guarded:
             if event[:7] != "ctypes.":
                 return
-        elif event == "object.__getattr__" and args[1] not in guarded_attributes:
+        elif event == "object.__getattr__" and type_(args[1]) is str_ and args[1] not in guarded_attributes:
             return
         elif event == "import":
             # Native code runs below every check here: an extension module (the event names its file;
@@ -525,7 +532,8 @@ def install_audit_hook(
         if me in busy:
             return  # our own frame and attribute lookups below raise events too
         if me == main_thread and (event in harness_events or starts(event, "ctypes.") or (
-                event == "object.__getattr__" and args[1] in frame_attributes)):
+                event == "object.__getattr__"
+                and (type_(args[1]) is not str_ or args[1] in frame_attributes))):
             if event == "sys._current_frames" and allowed_once[0]:
                 allowed_once[0] = False
                 return
@@ -537,12 +545,16 @@ def install_audit_hook(
         collector_off()
         busy.add(me)
         try:
+            if starts(event, "object.") and len_(args) > 1 and type_(args[1]) is not str_:
+                # (An attribute named by a str subclass: hashed or compared below, it would run the
+                # program's `__hash__` or `__eq__` while the hook is busy, round 61d's way in.)
+                refuse(event, " of an attribute whose name is not a str")
             direct = getframe(1)
             reader = direct.f_code
             if event == "sys.setprofile" and reader in setters:
                 return  # (outside_calls' watch, set or removed by the harness's own code: see above)
             if (event == "object.__getattr__" and args[1] in code_attributes and is_trusted(reader)
-                    and reader.co_filename not in pass_files
+                    and filename_of(reader) not in pass_files
                     and (args[1] in reader.co_names or args[1] in reader.co_consts)):
                 # Libraries read code objects all the time (signatures, decorators): a trusted reader
                 # that names what it reads decides itself what to do with one (refused: the candidate
@@ -578,8 +590,9 @@ def install_audit_hook(
                 refuse(event, " (asked by trusted code on the program's behalf)", args)
             # Code claiming a trusted file may only be made by the import system, from that file; code
             # named after another file there (a template) is made freely, since it is never trusted.
-            if (event == "compile" and len_(args) > 1 and isinstance_(args[1], str) and starts(args[1], roots)
-                    and ends(args[1], trusted_suffix) and direct.f_code.co_filename not in import_machinery):
+            # (A file name that is no exact str makes code no one trusts: is_trusted.)
+            if (event == "compile" and len_(args) > 1 and type_(args[1]) is str_ and starts(args[1], roots)
+                    and ends(args[1], trusted_suffix) and filename_of(direct.f_code) not in import_machinery):
                 refuse(event, f" of code named {args[1]!r}")
             if event in ("marshal.loads", "marshal.load") and direct.f_code.co_name == "_compile_bytecode":
                 # A .pyc without source keeps whatever file name it claims: only from trusted dirs.

@@ -24,6 +24,7 @@ from coding_framework.sandbox.in_process_guard.returned_values import (
     _METHOD,
     _MRO,
     _PARTIAL,
+    _QUALNAME,
     _TYPE,
     _genuine_mock,
     _id,
@@ -206,7 +207,7 @@ class Snapshot:
             for kind, base in (*(("base", base) for base in _MRO(cls)[1:]), ("metaclass", _type(cls))):
                 if _id(base) not in recorded and _changeable(base):
                     recorded.add(_id(base))
-                    self._add_class(f"{label}.<{kind} {_TYPE_QUALNAME(base)}>", base, mode)
+                    self._add_class(f"{label}.<{kind} {_QUALNAME(base)}>", base, mode)
 
     def add_held(self) -> None:
         """Record what the functions and descriptors bound in the namespaces recorded so far (modules
@@ -867,7 +868,7 @@ def _six_lazy_attribute(value: object, is_trusted: Callable[[types.CodeType], bo
     the class; red-team round 23, an honest program importing matplotlib, whose tests import pandas):
     its class derives from `_LazyDescr` with six's own `__get__` (trusted code, vendored copies too)."""
     for klass in _MRO(_type(value)):
-        if _TYPE_QUALNAME(klass) == "_LazyDescr":
+        if _QUALNAME(klass) == "_LazyDescr":
             getter = _namespace(klass).get("__get__")
             return _type(getter) is _FUNCTION and is_trusted(getter.__code__)
     return False
@@ -879,7 +880,6 @@ def _str_list(value: object, _type=type, _list=list, _all_str=all_exact_str) -> 
     return _type(value) is _list and _all_str(value)
 
 
-_TYPE_QUALNAME = type.__dict__["__qualname__"].__get__
 _TYPE_MODULE = type.__dict__["__module__"].__get__
 _TYPE_FLAGS, _HEAP_TYPE = type.__dict__["__flags__"].__get__, 1 << 9  # Py_TPFLAGS_HEAPTYPE
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
@@ -970,17 +970,17 @@ def foreign_in_class(cls: type, own_code: CodeSet, recorded: dict[int, type],
             continue
         namespace = str_keyed_copy(_CLASS_DICT(klass))
         if namespace is None:
-            return f"{_TYPE_QUALNAME(klass)} holds a key that is not a str"
+            return f"{_QUALNAME(klass)} holds a key that is not a str"
         for name, value in namespace.items():
             func, _ = _unwrap(value)
             kind = _type(func)
             if kind is _FUNCTION:
                 if not _own_function(func, own_code, is_trusted):
-                    return f"{_TYPE_QUALNAME(klass)}.{name} is not the tests' own code"
+                    return f"{_QUALNAME(klass)}.{name} is not the tests' own code"
             elif _callable(func) and kind not in allowed and not (
                     _issubclass(kind, _TYPE) and _issubclass(func, BaseException)) and not (
                     is_trusted is not None and _genuine_mock(kind, is_trusted)):
-                return f"{_TYPE_QUALNAME(klass)}.{name} is a {_TYPE_QUALNAME(kind)}"
+                return f"{_QUALNAME(klass)}.{name} is a {_QUALNAME(kind)}"
     return None
 
 

@@ -15,6 +15,7 @@ from coding_framework.sandbox.in_process_guard.outside_calls import AVAILABLE as
 from coding_framework.sandbox.in_process_guard.outside_calls import registered
 from coding_framework.sandbox.in_process_guard.returned_values import (
     _COMPARISONS,
+    _QUALNAME,
     _closes_over_library,
     _program_classes,
     _untrusted_method,
@@ -638,7 +639,6 @@ def _other_callable(value: object) -> bool:
             and not hasattr(kind, "__get__") and not registered(value))
 
 
-_QUALNAME = type.__dict__["__qualname__"].__get__
 _CLASS_DICT = type.__dict__["__dict__"].__get__
 
 

@@ -74,7 +74,17 @@ _all = builtins.all
 _starts = str.startswith
 _dict_keys, _dict_values, _object_getattribute = dict.keys, dict.values, object.__getattribute__
 _MRO = type.__dict__["__mro__"].__get__
-_QUALNAME = type.__dict__["__qualname__"].__get__
+_TYPE_QUALNAME = type.__dict__["__qualname__"].__get__
+
+
+def _QUALNAME(klass: type) -> str:
+    """`klass.__qualname__` where it is an exact str; else a placeholder. A class's name may be a str
+    subclass whose `__eq__` or `__hash__` is a C callable of the program's: comparing or hashing it
+    (the walk asks of every class whether it is werkzeug's LocalProxy; `_maker` looks a class up by
+    name) ran it with no frame to see, and it rewrote the value being walked (red-team round 61d)."""
+    name = _TYPE_QUALNAME(klass)
+    return name if _type(name) is str else "<a name that is not a str>"
+
 _is, _repeat, _sum = operator.is_, itertools.repeat, builtins.sum
 _registered = registered  # (outside_calls: the GuardedFunctions guard_class made)
 
@@ -1293,7 +1303,8 @@ def _named_for(func: types.FunctionType, name: str) -> bool:
     must also find the builtins it names as builtins: it runs with the globals of the class's module,
     the program's (round 60c: `NotImplemented = True` there made every dataclass equal)."""
     code = func.__code__
-    if func.__name__ != name:
+    called = func.__name__
+    if _type(called) is not str or called != name:  # (a str subclass's `__ne__` is the program's)
         return False
     if code.co_filename == "<string>":
         space = func.__globals__
