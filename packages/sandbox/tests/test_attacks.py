@@ -3124,11 +3124,16 @@ CONTEXT_PROXIES = {
 }
 
 
+def _one_test(checks: str) -> str:
+    """A unittest module whose one test, `T.test_a`, runs the lines of `checks`."""
+    body = "".join("        " + line + "\n" for line in checks.splitlines())
+    return f"import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n{body}"
+
+
 @pytest.mark.parametrize("case", sorted(CONTEXT_PROXIES))
 def test_context_proxies_answer_only_as_what_their_variable_holds(pool, case):
     program, checks, found = CONTEXT_PROXIES[case]
-    body = "".join("        " + line + "\n" for line in checks.splitlines())
-    test = f"import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n{body}"
+    test = _one_test(checks)
     verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
     assert verdict.status is Status.ERROR and found in verdict.message, verdict
     honest = program.replace(_MOCK_ANY, "5").replace("return True", "return other == 5")
@@ -3218,6 +3223,5 @@ STR_SUBCLASS_NAMES = {
 @pytest.mark.parametrize("case", sorted(STR_SUBCLASS_NAMES))
 def test_names_that_are_str_subclasses_run_nothing_of_the_programs(pool, case):
     program, check = STR_SUBCLASS_NAMES[case]
-    test = f"import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        {check}\n"
-    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
+    verdict = pool.run(UnittestJob(program=program, test=_one_test(check), limits=Limits(timeout_s=60)))
     assert verdict.status is Status.FAILED, verdict  # (the program's own wrong answer, compared)

@@ -355,7 +355,7 @@ class _Harness:
             if id(test) in self.tests:
                 self.finished.add(id(test))
             self.check_and_send()
-            # (Walked again by the _HandOver that sent this; none of it is freed.)
+            # (Walked again by the _HandOver that sent this; freed only where that runs no code.)
             self.retire_kept(self.held_across_tests())
         elif kind == "loaded":
             self.check_and_send()

@@ -749,7 +749,7 @@ parts_unheld(PyObject *value, int depth)
 
 /* Whether freeing `value` can run no code: a scalar, an exact tuple, list, dict (keys and values),
  * set or frozenset of such (none of them takes a weak reference or has a finalizer), or a numpy array
- * of numbers that owns its data and has no weak reference (its deallocation frees memory only). */
+ * of numbers that owns its data or views one such (numeric_array; its deallocation frees memory only). */
 static int
 inert(PyObject *value, int depth)
 {
@@ -795,9 +795,8 @@ drop_unheld(PyObject *module, PyObject *unused)
     }
     for (Py_ssize_t i = PyList_GET_SIZE(kept) - 1; i >= 0; i--) {  /* (retire runs no code) */
         PyObject *value = PyList_GET_ITEM(kept, i);
-        int container = PyTuple_CheckExact(value) || PyList_CheckExact(value) || PyDict_CheckExact(value)
-            || PyAnySet_CheckExact(value);
-        if (Py_REFCNT(value) == 1 && (!container || parts_unheld(value, 8)) && retire(i) < 0) {
+        /* (every_part: -1 for what is no exact container, whose parts are not followed) */
+        if (Py_REFCNT(value) == 1 && every_part(value, 8, part_unheld) != 0 && retire(i) < 0) {
             return NULL;
         }
     }

@@ -413,15 +413,12 @@ def _held_fields() -> tuple[dict, tuple]:
     tests' own `np.allclose` passed anything). Read off numpy's static type only."""
     dispatcher = next((getattr(sys.modules.get(name), "_ArrayFunctionDispatcher", None) for name in (
         "numpy._core._multiarray_umath", "numpy.core._multiarray_umath") if name in sys.modules), None)
-    if not (_type(dispatcher) is _TYPE and not dispatcher.__flags__ & _HEAP_TYPE_FLAG
+    if not (_type(dispatcher) is _TYPE and not _TYPE_FLAGS(dispatcher) & _HEAP_TYPE
             and _type(dispatcher.__dict__.get("_implementation")) is types.GetSetDescriptorType):
         return _HELD_FIELDS, _HELD_KINDS
     fields = dict(_HELD_FIELDS)
     fields[_id(dispatcher)] = (dispatcher.__dict__["_implementation"].__get__,)
     return fields, (*_HELD_KINDS, dispatcher)
-
-
-_HEAP_TYPE_FLAG = 1 << 9  # Py_TPFLAGS_HEAPTYPE
 
 
 def _holding(space: dict | type, kinds: tuple = _HELD_KINDS) -> list[tuple[object, object]]:

@@ -233,7 +233,7 @@ def _checked_items(source, check, error, base_exception):
 
 def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries, builtins_version,
                  thread_count, threads_before, outside, allow, keep, recheck, library_state, token, method,
-                 guard_classes, at_start, at_end, variables, contexts):
+                 guard_classes, at_start, at_end, variables, kept_contexts):
     """Generator behind a GuardedFunction: sent ("returned", "raised" or "yielded", value, the call's
     arguments) for each call (or item a returned generator hands out), it yields None or a finding.
     Uses only its own locals. Yielded items are checked as values, and the library state beside them
@@ -271,7 +271,7 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
     compares in, which trusted code can drop before the next walk of the proxy (asyncio.run's task
     context; a program's coroutine, run in a task of its own, set the variable in the test's task's
     context through its waiter's callbacks): at every check what they hold in every live context is
-    walked with the globals the call set, and every live context is kept (`contexts`: a list, and the
+    walked with the globals the call set, and every live context is kept (`kept_contexts`: a list, and the
     ids in it) for the later walks of the proxies, which look into every live context: what C callables
     the program left on the event loop set there after this check is then still there (not closed:
     such callables that also put the first proxy in a returned list after the last check)."""
@@ -311,14 +311,15 @@ def _call_checks(name, changes, harness_intact, answerer, is_trusted, libraries,
         put = None
         if not found and how != "yielded":
             put, found = at_end()
+        live = []  # (the live contexts, once a walk of this check has searched for them)
         culprit = None if found else answerer(result, is_trusted, libraries, functions, classes,
-                                              members=members, variables=variables)
+                                              members=members, variables=variables, contexts=live)
         if variables:
-            put = [*(put or ()), *context_values(variables, held=contexts)]
+            put = [*(put or ()), *context_values(variables, live or None, held=kept_contexts)]
         if not found and not culprit and held_by is not None:
             # What the method was called on (leniently: what the program's methods run, the watch sees).
             culprit = answerer(held_by, is_trusted, libraries, functions, classes, program_code_seen=True,
-                               members=members, variables=variables)
+                               members=members, variables=variables, contexts=live)
         said = how
         if not found and not culprit and put:  # (globals the call set: the tests may never compare them)
             culprit = answerer(put, is_trusted, libraries, None, classes, program_code_seen=True,
@@ -385,14 +386,14 @@ def make_guards(filename: str, changes: Callable[[], list[str]], is_trusted: Cal
      land, keep, recheck, library_state, through, register, variables, token) = controls
     views, tests, builtin_names = [], [], frozenset(builtins.__dict__)
     missing = object()
-    contexts = ([], set())  # (what the checks keep alive: _call_checks)
+    kept_contexts = ([], set())  # (what the checks keep alive: _call_checks)
 
     def guard(label: str, function: object, kind: str) -> GuardedFunction:
         checks = _call_checks(label, changes, harness_intact,
                               foreign_answerer, is_trusted, libraries,
                               builtins_version, thread_count, threads_before, outside, allow, keep,
                               recheck, library_state, token, kind is METHOD, guard_classes, at_start, at_end,
-                              variables, contexts)
+                              variables, kept_contexts)
         next(checks)
         wrapper = GuardedFunction((function, checks.send, builtins.RuntimeError, types.MethodType,
                                    builtins.BaseException, _LAZY, _checked_items, builtins.type,

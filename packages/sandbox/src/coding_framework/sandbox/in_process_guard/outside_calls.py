@@ -40,13 +40,12 @@ arrays and exact containers of them, else moved where it is never freed: a final
 run as it died, after its last walk) once nothing else holds it: at a call's start, an exact tuple,
 list, dict or set only if nothing holds any part of it either (`drop_unheld`: `a, n = f()` keeps the
 tuple walked while the test holds `a`; another object's parts are not followed, as before), and at
-its test's end unless a
-test class or the test module binds it, or binds what it holds one level down (`retire_unheld`, by
-the harness's thread with a token of its own and suite_runner's `held_across_tests`: what outlives a
-test in the tests' hands is what setUpClass and module-level code stored; a Figure only pyplot holds
-is retired). Red-team round 60a: a value dropped while the test held its parts, then changed by
-another call, and a dropped deque whose `weakref.finalize(d, operator.setitem, part, ...)` rewrote
-the part setUpClass held.
+its test's end unless a test class or the test module binds it, or binds what it holds one level
+down (`retire_unheld`, by the harness's thread with a token of its own and suite_runner's
+`held_across_tests`: what outlives a test in the tests' hands is what setUpClass and module-level
+code stored; a Figure only pyplot holds is retired). Red-team round 60a: a value dropped while the
+test held its parts, then changed by another call, and a dropped deque whose
+`weakref.finalize(d, operator.setitem, part, ...)` rewrote the part setUpClass held.
 Not closed: a value changed and changed back by C callables only within one test, between two of
 its checks; a change made after the last test ends (tearDownClass); a value retired at a test's
 end that a later test still reaches otherwise (through a library registry, `plt.gcf()`, or stored
@@ -119,8 +118,9 @@ RECENT = 32
 def recheck_kept(answerer, is_trusted, libraries, kept, changed, drop_unheld, recent: int = 0) -> None:
     """Walk again (with the value checks' `answerer`) the values calls returned (`kept`; the `recent`
     most recent, where given), record the first finding (`changed`), and retire those that neither
-    they nor their parts are held by anything else (`drop_unheld`; nothing is freed). Run in the
-    tests' thread, watched; anyone may run it: it only records, and retires what no test can reach."""
+    they nor their parts are held by anything else (`drop_unheld`; freed only where that runs no
+    code). Run in the tests' thread, watched; anyone may run it: it only records, and retires what no
+    test can reach."""
     try:
         for value in kept(recent):
             culprit = answerer(value, is_trusted, libraries)

@@ -110,7 +110,7 @@ _FUNCTION, _METHOD, _PARTIAL, _OBJECT, _TYPE, _DICT = (types.FunctionType, types
 def foreign_answerer(
     value: object, is_trusted: Callable[[types.CodeType], bool], libraries: tuple | None = None,
     functions: list | None = None, classes: list | None = None, program_code_seen: bool = False,
-    members: list | None = None, variables: list | None = None,
+    members: list | None = None, variables: list | None = None, contexts: list | None = None,
 ) -> str | None:
     """What in `value` (walking containers, numpy object arrays (numpy's types in `libraries`, see
     library_types), pandas containers and what instances of Python classes hold, the program's and
@@ -128,7 +128,9 @@ def foreign_answerer(
     such a method run outside a call, and guard_class guards those a test calls by name; what runs no
     code of the program's (a library object equal to anything) still is. `variables`, if given, gets
     each ContextVar a werkzeug LocalProxy in the value reads (context_values: the caller looks at what
-    they hold again as each later call returns)."""
+    they hold again as each later call returns). `contexts`, if given, gets the live contexts, where
+    the walk searched for them (an empty list: not searched): the caller's next walks and
+    context_values of the same check need not search again."""
     libraries = library_types() if libraries is None else libraries
     todo, seen, budget = [value], _set(), MAX_WALK
     walked, weak_proxies, inside = [], [], []  # looked at; weakref proxies among it; see the loop
@@ -136,7 +138,8 @@ def foreign_answerer(
     # thousands of objects of a few dozen classes. Kept for this walk only, which runs no code of the
     # program's, so no class can change under it.
     facts: dict[int, _ClassFacts] = {}  # (by the class's id)
-    contexts: list = []  # every live contextvars.Context, found once a LocalProxy is met (_proxied)
+    # Every live contextvars.Context, found once a LocalProxy is met (_proxied).
+    contexts = [] if contexts is None else contexts
     while todo or inside:
         # (What pandas' objects hold is walked from `inside`, and what it leads to: there, pandas' own
         # extension arrays are data to look into, not values a test compares; see below.)
@@ -929,14 +932,14 @@ def _werkzeug_function(func: object, module: dict, is_trusted: Callable[[types.C
             or func.__builtins__ is not _BUILTINS):
         return False
     for name in func.__code__.co_names:
-        bound = module.get(name, _NOTHING_PROXIED)
-        if not (bound is _NOTHING_PROXIED or bound is _LOADED_AS.get(name, _BUILTINS.get(name, _UNREADABLE))
+        bound = module.get(name, _ABSENT)
+        if not (bound is _ABSENT or bound is _LOADED_AS.get(name, _BUILTINS.get(name, _ABSENT))
                 or (_starts(name, "__") and name.endswith("__"))):  # (attribute names: `type(self).__doc__`)
             return False
     return True
 
 
-_LOADED_AS = {"partial": functools.partial}
+_LOADED_AS, _ABSENT = {"partial": functools.partial}, object()
 
 
 def _genuine_lookup(name: str, attr: object, slots: tuple, binders: dict, module: dict,
