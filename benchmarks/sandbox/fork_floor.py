@@ -12,7 +12,11 @@ preload, then gc.freeze), the CPU that the kernel and the interpreter charge for
 CPU is user + system from getrusage (children: as reaped). The script imports nothing beyond what a
 zygote has before it measures (no argparse, statistics or ast). Run from the repo root:
 
-    .venv/bin/python -I benchmarks/sandbox/fork_floor.py [FORKS [ROUNDS]]
+    .venv/bin/python -I benchmarks/sandbox/fork_floor.py [FORKS [ROUNDS]] [--without-guard]
+
+`--without-guard`: the zygote's modules but the unittest jobs' in-process guard (suite_runner and
+in_process_guard, which every zygote imports today): what the guard costs a pool that runs only
+function-call and program jobs (HumanEval), per fork.
 """
 
 from __future__ import annotations
@@ -95,10 +99,15 @@ def median(values) -> float:
 
 
 def main(argv: list[str]) -> int:
+    without_guard = "--without-guard" in argv
+    argv = [arg for arg in argv if arg != "--without-guard"]
     n_forks = int(argv[0]) if argv else 500
     rounds = int(argv[1]) if len(argv) > 1 else 3
     sys.path.insert(0, SANDBOX_SRC)
-    from coding_framework.sandbox import isolation, zygote  # noqa: F401 - what the zygote process imports
+    if without_guard:
+        from coding_framework.sandbox import child, isolation  # noqa: F401 - the zygote's, but the guard
+    else:
+        from coding_framework.sandbox import isolation, zygote  # noqa: F401 - what the zygote process imports
 
     for name in default_preload():
         importlib.import_module(name)
@@ -110,7 +119,8 @@ def main(argv: list[str]) -> int:
         status = dict(line.split(":", 1) for line in fh)
     with open("/proc/self/maps") as fh:
         vmas = sum(1 for _ in fh)
-    print(f"parent: RssAnon {status['RssAnon'].strip()}, {vmas} mappings; load average "
+    print(f"parent{' without the guard' if without_guard else ''}: RssAnon {status['RssAnon'].strip()}, "
+          f"{vmas} mappings; load average "
           f"{os.getloadavg()[0]:.2f}")
     rows: dict[str, list] = {"fork+exit": [], "fork+run": []}
     for _ in range(rounds):
