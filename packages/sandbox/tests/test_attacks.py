@@ -3225,3 +3225,68 @@ def test_names_that_are_str_subclasses_run_nothing_of_the_programs(pool, case):
     program, check = STR_SUBCLASS_NAMES[case]
     verdict = pool.run(UnittestJob(program=program, test=_one_test(check), limits=Limits(timeout_s=60)))
     assert verdict.status is Status.FAILED, verdict  # (the program's own wrong answer, compared)
+
+
+# Round 62c: code of the program's that the audit hook itself ran while busy (letting every event
+# through): importlib's cache_from_source reading a str subclass the program had put in
+# `sys.pycache_prefix` or importlib's own `_PYCACHE`, `str()` of a sourceless loader's path, the truth
+# of traceback's `capture_locals`, and `isinstance` of an object whose `__class__` is set (its
+# `__getattribute__`). Each got a gc walk there that made assertEqual a no-op. Here each program
+# counts the times its code got a frame, which only the busy hook let it have.
+_IN_THE_HOOK = ("import importlib, sys\ninside = []\ndef mark():\n    try:\n"
+                "        getattr(sys, '_get' + 'frame')()\n        inside.append(1)\n"
+                "    except Exception:\n        pass\n")
+HOOK_STEERED = {
+    "sys.pycache_prefix": (
+        "class S(str):\n    def rstrip(self, *a):\n        mark()\n        return str.rstrip(self, *a)\n"
+        "def gen():\n    yield 1\ndef task_func():\n    old = sys.pycache_prefix\n"
+        "    sys.pycache_prefix = S('/nowhere')\n    try:\n"
+        "        importlib.import_module('dis').code_info(gen)\n    finally:\n"
+        "        sys.pycache_prefix = old\n    return len(inside)\n"),
+    "importlib's _PYCACHE": (
+        "class S(str):\n    def rstrip(self, *a):\n        mark()\n        return str.rstrip(self, *a)\n"
+        "def gen():\n    yield 1\ndef task_func():\n"
+        "    be = importlib.import_module('importlib._bootstrap_' + 'external')\n    old = be._PYCACHE\n"
+        "    be._PYCACHE = S(old)\n    try:\n        importlib.import_module('dis').code_info(gen)\n"
+        "    finally:\n        be._PYCACHE = old\n    return len(inside)\n"),
+    "a sourceless loader's path": (
+        "import os, tempfile\nclass S(str):\n    def __str__(self):\n        mark()\n"
+        "        return str.__str__(self)\ndef task_func():\n"
+        "    util, machinery = (importlib.import_module('importlib.' + m) for m in ('util', 'machinery'))\n"
+        "    where = os.path.join(tempfile.mkdtemp(), 'm.pyc')\n    with open(where, 'wb') as fh:\n"
+        "        fh.write(util.MAGIC_NUMBER + bytes(12) + b'garbage')\n"
+        "    loader = machinery.SourcelessFileLoader('m', S(where))\n    try:\n"
+        "        loader.exec_module(util.module_from_spec("
+        "util.spec_from_file_location('m', S(where), loader=loader)))\n"
+        "    except Exception:\n        pass\n    return len(inside)\n"),
+    "traceback's capture_locals": (
+        "class B:\n    def __bool__(self):\n        mark()\n        return False\ndef task_func():\n"
+        "    tb = importlib.import_module('trace' + 'back')\n"
+        "    try:\n        frames = getattr(tb, 'walk_' + 'stack')(None)\n"
+        "        tb.StackSummary.extract(frames, capture_locals=B())\n"
+        "    except Exception:\n        pass\n    return len(inside)\n"),
+    "an object whose class is set": (
+        "class P:\n    def __getattribute__(self, name):\n        mark()\n"
+        "        return object.__getattribute__(self, name)\nclass Q:\n    pass\ndef task_func():\n"
+        "    o = P()\n    try:\n        o.__class__ = Q\n    except Exception:\n        pass\n"
+        "    return len(inside)\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOOK_STEERED))
+def test_the_audit_hook_runs_no_code_of_the_programs(pool, case):
+    program = _IN_THE_HOOK + HOOK_STEERED[case]
+    verdict = pool.run(UnittestJob(program=program, test=_one_test("self.assertEqual(task_func(), 0)"),
+                                   limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.PASSED, verdict
+
+
+def test_code_a_generator_compiles_for_the_program_is_not_trusted(pool):
+    # Round 62c: dataclasses' `_create_fn`, called by the program with a body of its own, made an
+    # always-equal `__eq__` that the hook trusted for the generator's frame alone.
+    program = ("import dataclasses\nmake = getattr(dataclasses, '_create' + '_fn')\n"
+               "equal = make('__eq__', ['self', 'other'], ['return other is other'], globals={})\n"
+               "class R:\n    __eq__ = equal\n    __hash__ = None\ndef task_func(x):\n    return R()\n")
+    verdict = pool.run(UnittestJob(program=program, test=_one_test("self.assertEqual(task_func(2), 4)"),
+                                   limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR and "R.__eq__ is the program's" in verdict.message, verdict

@@ -146,7 +146,7 @@ def run_in_child(chan: wire.FdChannel) -> int:
     trusted_code = in_process_guard.code_objects(test_code)
     is_trusted = in_process_guard.make_trust(roots, trusted_code)
     # The harness's own judgement of trust, over a copy nothing in the tests' thread holds (the set
-    # above is shared with the checks there, and grows by the code namedtuple and dataclass make).
+    # above is shared with the checks there).
     own_code = in_process_guard.CodeSet(trusted_code)  # the harness's copy: the test source's code
     harness_trusts = in_process_guard.make_trust(roots, own_code)
     result, result_methods = _make_result(unittest)

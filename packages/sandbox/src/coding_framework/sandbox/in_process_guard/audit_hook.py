@@ -75,11 +75,10 @@ PASS_THROUGH_MODULES = ("ctypes", "codeop", "code", "runpy", "unittest.mock", "f
 # filters and a sys.path entry: red-team round 18): their files are found without importing them.
 LOCATED_ONLY = frozenset({"numpy.distutils.misc_util"})
 # What install_audit_hook imports: the pass-through modules (so that their own import-time code never
-# runs under the hook with the importer as the asker) and the code generators' modules. ~130 ms with
-# pydantic, rich, pytest and idlelib installed: a process forking many guarded children imports them
-# once, before the first fork (suite_runner.UNITTEST_PRELOAD).
-IMPORTED_AT_INSTALL = (*(name for name in PASS_THROUGH_MODULES if name not in LOCATED_ONLY), "collections",
-                       "dataclasses")
+# runs under the hook with the importer as the asker). ~130 ms with pydantic, rich, pytest and idlelib
+# installed: a process forking many guarded children imports them once, before the first fork
+# (suite_runner.UNITTEST_PRELOAD).
+IMPORTED_AT_INSTALL = tuple(name for name in PASS_THROUGH_MODULES if name not in LOCATED_ONLY)
 IMPORT_MACHINERY = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 # The file names of trusted code under the trusted roots (a module loaded from a .pyc still names its
 # .py). Only Python sources: pandas' Styler and to_latex render jinja2 templates, compiled under the
@@ -197,7 +196,18 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
     dataclass_text, dataclass_methods = generated_code.dataclass_method_text, generated_code.DATACLASS_METHODS
     bunch_text, bunch_methods = generated_code.bunch_text, generated_code.BUNCH_METHODS
     loads, from_bytes = marshal.loads, int.from_bytes
-    cached_at, magic = importlib.util.cache_from_source, importlib.util.MAGIC_NUMBER
+    magic = importlib.util.MAGIC_NUMBER
+    # Where the import system caches a source's bytecode (importlib.util.cache_from_source, written again
+    # with what it reads taken now: that function is Python reading globals the program can rebind,
+    # sys.pycache_prefix and importlib's own, and it ran inside the busy hook, red-team round 62c). A
+    # cache prefix is not followed: the source is compiled instead.
+    tag = sys.implementation.cache_tag
+    optimization = sys.flags.optimize
+    cache_suffix = f".{tag}{'' if optimization == 0 else f'.opt-{optimization}'}.pyc" if tag else ""
+
+    def cached_at(path: str) -> str:  # (`path`: an exact str ending in .py)
+        head, _, tail = path.rpartition("/")
+        return head + "/__pycache__/" + tail[:-3] + cache_suffix if cache_suffix else ""
     get_frozen, is_frozen, aliases = _imp.get_frozen_object, _imp.is_frozen, dict(_FROZEN_ALIASES)
     unreadable = (OSError, ValueError, SyntaxError, MemoryError, EOFError, TypeError, RecursionError,
                   NotImplementedError, ImportError)
@@ -386,22 +396,28 @@ def install_audit_hook(
 
     Who asks: the first frame that is neither a FRAME_HELPER nor in a pass-through module. When that
     frame is trusted it must also name what it asks for (`_getframe`, the helper it called, the
-    attribute it read, something of ctypes); trusted code that does not (a dataclass `__init__` calling
-    a `default_factory` that is `sys._getframe`, `heapq.nsmallest` iterating `traceback.walk_stack`)
-    works for someone else, and is refused while the candidate's code is on the stack, as are
+    attribute it read, something of ctypes); trusted code that does not (`heapq.nsmallest` iterating
+    `traceback.walk_stack`, `functools.partial(sys._getframe)` called by library code) works for
+    someone else, and is refused while the candidate's code is on the stack, as are
     STACK_WIDE_EVENTS whoever asks.
 
     The hook decides trust with its own copy of `trusted_code` and its own closure, reachable from
     nothing the candidate can reach, so rewriting the cells of a reachable harness closure cannot widen
-    it. Code that the standard library's code generators build (namedtuple, dataclass methods) joins
-    both copies: the text is theirs, only names in it come from the caller, and they are checked to be
-    identifiers."""
+    it. Code compiled from a string is trusted only where make_trust finds it equal to what a known
+    generator writes for its names (generated_code): not for the frame that compiled it (red-team round
+    62c: the program had dataclasses' `_create_fn` compile an always-equal `__eq__` of its own, which was
+    trusted as the generator's). A dataclass's `__init__` and a namedtuple's `__new__` are therefore
+    not trusted: construction, which the value walk does not hold against a class.
+
+    While the hook works, every event its own work raises passes, except the heap and stack walks,
+    which it never makes; and it runs no code the program can steer: no library Python reading
+    rebindable globals, no truth test, `str()` or `isinstance` of what an event or a frame hands it
+    (round 62c found all four)."""
     own_code = CodeSet(trusted_code)
     is_trusted = make_trust(roots, own_code)
     # (by identity, as everywhere code objects are looked up here: see CodeSet)
     helper_names = {id(f.__code__): (f.__code__, name) for name, functions in FRAME_HELPERS.items()
                     for f in functions}
-    generators = CodeSet(_code_generators())
     # Imported now unless already (IMPORTED_AT_INSTALL); those imported elsewhere for their effects only
     # found (LOCATED_ONLY).
     pass_files = frozenset(filter(None, (
@@ -422,7 +438,8 @@ def install_audit_hook(
     import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
     len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
-    type_, code_type, nested_code, module_type = builtins.type, types.CodeType, code_objects, types.ModuleType
+    issubclass_ = builtins.issubclass
+    type_, module_type = builtins.type, types.ModuleType
     module_namespace = types.ModuleType.__dict__["__dict__"].__get__
 
     def filename_of(code) -> str:
@@ -485,8 +502,9 @@ def install_audit_hook(
         code = frame.f_code
         if filename_of(code) == traceback_file:
             while frame is not None and filename_of(frame.f_code) == traceback_file:
-                if frame.f_locals.get("capture_locals"):
-                    return False
+                captured = frame.f_locals.get("capture_locals")
+                if captured is not None and captured is not False:  # (no truth test: it would run a
+                    return False  # `__bool__` of the program's in the busy hook, red-team round 62c)
                 frame = frame.f_back
             return True
         names = code.co_names
@@ -530,7 +548,12 @@ def install_audit_hook(
             return
         me = get_ident()
         if me in busy:
-            return  # our own frame and attribute lookups below raise events too
+            # Our own frame and attribute lookups below raise events too. None of our work walks the
+            # heap or the threads' stacks: such an event here comes from code of the program's that
+            # something we did ran (red-team rounds 61d, 62c), which must not get what it asks for.
+            if event in stack_wide:
+                refuse(event, " (while the audit hook works)")
+            return
         if me == main_thread and (event in harness_events or starts(event, "ctypes.") or (
                 event == "object.__getattr__"
                 and (type_(args[1]) is not str_ or args[1] in frame_attributes))):
@@ -561,11 +584,6 @@ def install_audit_hook(
                 # reading one, itself, through a pass-through module, or through a trusted frame
                 # that does not name it, such as `heapq` iterating `map(getattr, ...)`).
                 return
-            if event == "exec" and direct.f_code in generators and type_(args[0]) is code_type:
-                made = nested_code(args[0])
-                own_code.update(made)
-                trusted_code.update(made)
-                return
             if event in stack_wide:
                 if event == "gc.get_objects" and scanning_contexts():
                     return  # (the value walk's search for contexts: see above)
@@ -576,7 +594,8 @@ def install_audit_hook(
                 # A frame above the program's own is its callers' (the harness's, the tests'), whoever
                 # asks: pandas' `pd.eval("name", level=n)` read a local of the harness for the program.
                 refuse(event, " (a frame of the program's callers)", args)
-            if (event == "object.__setattr__" and args[1] == "__class__" and isinstance_(args[0], module_type)
+            if (event == "object.__setattr__" and args[1] == "__class__"
+                    and issubclass_(type_(args[0]), module_type)  # (isinstance: the object's __class__)
                     and candidate_on_stack(direct) and not importing(direct, module_namespace(args[0]))):
                 # A module's class decides every attribute read of it (importlib's LazyLoader sets one
                 # that runs a loader of the program's at the tests' next `math.isclose`), whoever asks;
@@ -597,7 +616,8 @@ def install_audit_hook(
             if event in ("marshal.loads", "marshal.load") and direct.f_code.co_name == "_compile_bytecode":
                 # A .pyc without source keeps whatever file name it claims: only from trusted dirs.
                 local = direct.f_locals
-                if local.get("source_path") is None and not starts(str_(local.get("bytecode_path")), roots):
+                path = local.get("bytecode_path")  # (no str(): a str subclass's __str__, round 62c)
+                if local.get("source_path") is None and (type_(path) is not str_ or not starts(path, roots)):
                     refuse(event, " of bytecode from outside the trusted directories")
         finally:
             busy.discard(me)
@@ -644,18 +664,6 @@ def _module_file(name: str) -> str | None:
             return None
         search = spec.submodule_search_locations
     return spec.origin if spec.has_location else None
-
-
-def _code_generators() -> list[types.CodeType]:
-    """Code objects of the standard library functions that compile methods from text they write."""
-    import collections
-    import dataclasses
-
-    found = [collections.namedtuple.__code__]
-    maker = getattr(dataclasses, "_create_fn", None)
-    if isinstance(maker, types.FunctionType):
-        found.append(maker.__code__)
-    return found
 
 
 def _thread_ident() -> Callable[[], int]:

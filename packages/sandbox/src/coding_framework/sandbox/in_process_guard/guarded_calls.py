@@ -573,9 +573,9 @@ def guard_class(cls: type, guard: Callable, is_trusted: Callable[[types.CodeType
     `task_func`'s are, with the object it was called on (before, it ran unguarded: a method that put
     `mock.ANY` in the object's list passed the test comparing it). The program's own code calling them
     within its calls goes straight on (outside_calls.through). Classes the program's classes hold are
-    guarded too. A trusted `__init__` (a dataclass's) is guarded where the class has a `__post_init__`
-    of the program's, which it calls: a test making an instance then makes a call of the program's
-    (round 61b: `Employee(...)` in a test ran `__post_init__` outside any call)."""
+    guarded too. A dataclass's generated `__init__` is code no one trusts (audit_hook), so it is guarded
+    like the rest: a test making an instance makes a call of the program's, in which the `__post_init__`
+    it calls runs (round 61b: `Employee(...)` in a test ran `__post_init__` outside any call)."""
     seen = set() if seen is None else seen
     namespace = str_keyed_copy(_CLASS_DICT(cls))
     if id(cls) in seen or namespace is None:
@@ -591,10 +591,6 @@ def guard_class(cls: type, guard: Callable, is_trusted: Callable[[types.CodeType
         if not guarded_name(name):
             continue
         guarded = _guarded_attribute(attr, f"{label}.{name}", not name.startswith("_"), guard, is_trusted)
-        post_init = namespace.get("__post_init__")
-        if (guarded is None and name == "__init__" and type(attr) is types.FunctionType
-                and type(post_init) is types.FunctionType and not is_trusted(post_init.__code__)):
-            guarded = guard(f"{label}.{name}", attr, METHOD)
         if guarded is not None:
             type.__setattr__(cls, name, guarded)
 
