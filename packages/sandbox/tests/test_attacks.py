@@ -3290,3 +3290,27 @@ def test_code_a_generator_compiles_for_the_program_is_not_trusted(pool):
     verdict = pool.run(UnittestJob(program=program, test=_one_test("self.assertEqual(task_func(2), 4)"),
                                    limits=Limits(timeout_s=60)))
     assert verdict.status is Status.ERROR and "R.__eq__ is the program's" in verdict.message, verdict
+
+
+def test_the_tests_own_code_is_read_only_by_the_tests(pool):
+    # Round 62 (by hand): `dis.get_instructions` of a test method, found through
+    # `TestCase.__subclasses__()`, listed its constants (the expected values) to the program, which
+    # returned the one it found. The test source's code objects are read now only by trusted code with
+    # nothing of the program's on the tests' stack (or by the harness).
+    program = ("import importlib\ndef task_func(x):\n    dis = importlib.import_module('dis')\n"
+               "    case = getattr(importlib.import_module('unit' + 'test'), 'Test' + 'Case')\n"
+               "    for cls in getattr(case, '__sub' + 'classes__')():\n"
+               "        if cls.__name__ == 'T':\n"
+               "            code = dis.get_instructions(vars(cls)['test_a'])\n"
+               "            return max(i.argval for i in code if type(i.argval) is int)\n    return -1\n")
+    test = _one_test("self.assertEqual(task_func(2), 4)")
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.ERROR and "the tests' own code" in verdict.message, verdict
+    # The tests themselves may: a signature and a disassembly of their own function.
+    honest = "def task_func(x):\n    return x * x\n"
+    test = _one_test("import dis, inspect\ndef helper(a, b=2):\n    return a + b\n"
+                     "self.assertEqual(list(inspect.signature(helper).parameters), ['a', 'b'])\n"
+                     "self.assertIn(2, [i.argval for i in dis.get_instructions(self.test_a)])\n"
+                     "self.assertEqual(task_func(2), 4)")
+    verdict = pool.run(UnittestJob(program=honest, test=test, limits=Limits(timeout_s=60)))
+    assert verdict.status is Status.PASSED, verdict

@@ -731,6 +731,17 @@ def test_six_resolving_its_lazy_attributes_is_no_tampering(pool):
     assert verdict.status is Status.PASSED, verdict
 
 
+def test_tests_importing_cryptography_are_recorded(pool):
+    # cryptography's cffi bindings put an object in sys.modules (`_openssl.lib`) that isinstance takes
+    # for a module but is none: recording the tests' imports raised, and the child died (round 62b).
+    program = "def task_func(key, text):\n    return key.decrypt(key.encrypt(text))\n"
+    test = ("import unittest\nfrom cryptography.fernet import Fernet\nclass TestCases(unittest.TestCase):\n"
+            "    def test_a(self):\n        key = Fernet(Fernet.generate_key())\n"
+            "        self.assertEqual(task_func(key, b'secret'), b'secret')\n")
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
+    assert verdict.status is Status.PASSED, verdict
+
+
 def test_a_class_fixture_that_skips_is_a_fixture_error_not_tampering(pool):
     test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
             "    @classmethod\n    def setUpClass(cls):\n"

@@ -180,7 +180,8 @@ def run_in_child(chan: wire.FdChannel) -> int:
         return 1
     harness_frames = in_process_guard.install_audit_hook(roots, trusted_code, main_thread=_thread.get_ident(),
                                                          trace=_stop_program_code(harness_trusts),
-                                                         profile_setters=_WATCH_PAUSERS)
+                                                         profile_setters=_WATCH_PAUSERS,
+                                                         tests_entry=_tests_thread.__code__)
     # The tests' thread gets its arguments from the C call that starts it: no Thread object holds them.
     tests_thread = []
     tests_top = lambda: harness_frames().get(tests_thread[0])  # noqa: E731 - made before the thread starts

@@ -55,7 +55,8 @@ class is reachable (`object.__subclasses__()`) and any closure cell can be read 
 checks of the program's calls keep their state in a generator's frame behind each GuardedFunction.
 
 Not closed (documented in the package README): the program can read and change the tests' own data
-(test classes are reachable, and `dis` shows their constants); program code that runs later in a test
+(test classes are reachable, and what they and the test module bind; not the test methods' constants,
+whose code objects the audit hook lets only the tests' own stack read); program code that runs later in a test
 without a guarded call returning (a callback handed to a library, a generator's body) can patch and
 restore in between, outside unittest's sealed machinery; values reached only through library objects
 other than containers, numpy object arrays, pandas containers and instances whose comparison is

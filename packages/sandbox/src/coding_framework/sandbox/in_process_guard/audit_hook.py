@@ -355,7 +355,7 @@ def _harness_code() -> CodeSet:
     for name, module in list(sys.modules.items()):
         if name != HARNESS_PACKAGE and not name.startswith(HARNESS_PACKAGE + "."):
             continue
-        todo = list(vars(module).values()) if isinstance(module, types.ModuleType) else []
+        todo = list(vars(module).values()) if issubclass(type(module), types.ModuleType) else []
         seen: set[int] = set()
         while todo:
             value = todo.pop()
@@ -379,6 +379,7 @@ import _imp  # noqa: E402  (its functions are held by make_trust)
 def install_audit_hook(
     roots: tuple[str, ...], trusted_code: CodeSet, main_thread: int | None = None,
     trace: Callable | None = None, profile_setters: tuple[types.CodeType, ...] = (),
+    tests_entry: types.CodeType | None = None,
 ) -> Callable[[], dict]:
     """Refuse GUARDED_EVENTS to the candidate's code for the rest of this process's life.
 
@@ -392,7 +393,11 @@ def install_audit_hook(
     set and remove a profile function: the watch of outside_calls, which its C functions set when these
     call them; the program cannot run code as one of them. The one gc walk let through outside the
     harness's thread is thread_states.live_contexts' (C, handing out contexts only), while its own
-    `scanning()` says it runs in the asking thread.
+    `scanning()` says it runs in the asking thread. `tests_entry`: the code the tests' thread starts in
+    (suite_runner). The code objects of the functions of `trusted_code` (the test source's) at its top
+    level and in its classes, whose constants are the expected values (`dis.get_instructions` of a
+    test method listed them to the program, red-team round 62), are then read only by trusted code
+    with nothing else under it, in that thread or the harness's.
 
     Who asks: the first frame that is neither a FRAME_HELPER nor in a pass-through module. When that
     frame is trusted it must also name what it asks for (`_getframe`, the helper it called, the
@@ -438,7 +443,7 @@ def install_audit_hook(
     import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
     len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
-    issubclass_ = builtins.issubclass
+    issubclass_, id_, any_ = builtins.issubclass, builtins.id, builtins.any
     type_, module_type = builtins.type, types.ModuleType
     module_namespace = types.ModuleType.__dict__["__dict__"].__get__
 
@@ -455,7 +460,7 @@ def install_audit_hook(
         helper = None
         while frame is not None:
             code = frame.f_code
-            known = helper_names.get(id(code))
+            known = helper_names.get(id_(code))
             if known is not None and known[0] is code:
                 helper = known[1]
             elif filename_of(code) not in pass_files:
@@ -511,7 +516,7 @@ def install_audit_hook(
         if helper is not None:
             return helper in names
         if event == "sys._getframe":  # by name or alias (`_getframe`, `getframe`, `currentframe`)
-            return any(name.endswith(("getframe", "currentframe")) for name in names)
+            return any_(name.endswith(("getframe", "currentframe")) for name in names)
         if event == "object.__getattr__" or (event in _ATTRIBUTE_WRITES and args[1] in REWIRING_ATTRIBUTES):
             # (A trusted frame that does not name what it sets, `heapq` iterating `map(setattr, ...)`
             # or `functools.update_wrapper` told which attributes to copy, sets it for the program.)
@@ -528,7 +533,35 @@ def install_audit_hook(
     guarded, guarded_attributes = GUARDED_EVENTS, GUARDED_ATTRIBUTES
     code_attributes = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
     harness_events, frame_attributes = HARNESS_THREAD_EVENTS, FRAME_ATTRIBUTES
-    setters = CodeSet(profile_setters)
+    setters = {id_(code): code for code in profile_setters}  # (no CodeSet: its `in` reads builtins' id)
+    # The test source's functions at its top level and in its classes (test methods, helpers), by id.
+    # Not those defined within them (`<locals>`): a test hands those to the program to look into (a
+    # task reporting functions' signatures).
+    sources = {key: code for key, code in trusted_code.by_id.items() if "<locals>" not in code.co_qualname}
+    # What a code attribute reads, through the C getters of the exact types that have one.
+    code_getters = {id_(kind): kind.__dict__[name].__get__ for kind, name in (
+        (types.FunctionType, "__code__"), (types.GeneratorType, "gi_code"), (types.CoroutineType, "cr_code"),
+        (types.AsyncGeneratorType, "ag_code"))}
+
+    def tests_source_read(obj) -> bool:
+        """Whether reading `obj`'s code attribute gives a code object of the test source's."""
+        getter = code_getters.get(id_(type_(obj)))
+        if getter is None:
+            return False
+        code = getter(obj)  # (its own event passes: we are busy)
+        return sources.get(id_(code)) is code
+
+    def tests_reading(frame) -> bool:
+        """Whether the harness's thread asks, or the tests' (its bottom frame runs `tests_entry`) with
+        nothing but trusted code on its stack."""
+        if get_ident() == main_thread:
+            return True
+        bottom = None
+        while frame is not None:
+            if not is_trusted(frame.f_code):
+                return False
+            bottom, frame = frame, frame.f_back
+        return bottom is not None and bottom.f_code is tests_entry
     # One sys._current_frames() is let through in the harness's thread while this is True (see
     # harness_frames); a closure of the hook's own, which nothing outside this function reaches.
     allowed_once = [False]
@@ -574,8 +607,11 @@ def install_audit_hook(
                 refuse(event, " of an attribute whose name is not a str")
             direct = getframe(1)
             reader = direct.f_code
-            if event == "sys.setprofile" and reader in setters:
+            if event == "sys.setprofile" and setters.get(id_(reader)) is reader:
                 return  # (outside_calls' watch, set or removed by the harness's own code: see above)
+            if (event == "object.__getattr__" and args[1] in code_attributes and tests_entry is not None
+                    and tests_source_read(args[0]) and not tests_reading(direct)):
+                refuse(event, " of the tests' own code, whose constants are their expected values", args)
             if (event == "object.__getattr__" and args[1] in code_attributes and is_trusted(reader)
                     and filename_of(reader) not in pass_files
                     and (args[1] in reader.co_names or args[1] in reader.co_consts)):

@@ -72,7 +72,7 @@ def preimport(test_source: str | ast.Module) -> set[str]:
                     module = getattr(module, attr)
                 except Exception:
                     break
-                if not isinstance(module, types.ModuleType):
+                if not issubclass(type(module), types.ModuleType):
                     break
                 reached.add(module.__name__)
     return reached
@@ -228,7 +228,7 @@ class Snapshot:
         seen, (labels, cells, contents) = set(), self.cells
         module_space = types.ModuleType.__dict__["__dict__"].__get__
         globals_seen = {_id(module_space(module)) for module in list(sys.modules.values())
-                        if isinstance(module, types.ModuleType)}
+                        if issubclass(type(module), types.ModuleType)}
         groups: dict[int, tuple[Callable, list, list, list[str]]] = {}
         function, closure, content_of, type_, id_ = _FUNCTION, _CLOSURE, _cell_content, _type, _id
         while todo:
@@ -531,7 +531,7 @@ def record(strict_names: Iterable[str], private: bool = False, leave_out: Iterab
     strict, left_out = set(strict_names) | {"builtins"}, set(leave_out)
     snapshot = Snapshot(private)
     for name, module in list(sys.modules.items()):
-        if isinstance(module, types.ModuleType):
+        if issubclass(type(module), types.ModuleType):
             is_strict = name in strict or _under(name, strict)
             if name in left_out and not is_strict:
                 continue
