@@ -742,6 +742,24 @@ def test_tests_importing_cryptography_are_recorded(pool):
     assert verdict.status is Status.PASSED, verdict
 
 
+def test_namedtuples_of_the_program_and_helper_classes_of_the_tests_pass(pool):
+    # Round 62d: a namedtuple class of the program's reached the tests wrapped (its `__new__`, compiled
+    # from namedtuple's text, was no longer trusted for the frame that compiled it: now for the text);
+    # and a test class holding a helper class or namedtuple of its own was taken for tampering.
+    program = ("from collections import namedtuple\nPoint = namedtuple('Point', 'x y')\n"
+               "def task_func(v):\n    return v\ndef make(x, y):\n    return Point(x, y)\n")
+    test = ("import unittest\nfrom collections import namedtuple\nclass TestCases(unittest.TestCase):\n"
+            "    class Plain:\n        def __init__(self, v):\n            self.v = v\n"
+            "    Pair = namedtuple('Pair', 'p q')\n"
+            "    def test_a(self):\n        p = make(1, 2)\n        self.assertIs(type(p), Point)\n"
+            "        self.assertEqual(Point._fields, ('x', 'y'))\n"
+            "        self.assertEqual(Point._make([3, 4]), (3, 4))\n"
+            "        self.assertEqual(task_func(self.Plain(3)).v, 3)\n"
+            "        self.assertEqual(task_func(self.Pair(1, 2)), (1, 2))\n")
+    verdict = pool.run(UnittestJob(program=program, test=test, limits=Limits(timeout_s=30)))
+    assert verdict.status is Status.PASSED, verdict
+
+
 def test_a_class_fixture_that_skips_is_a_fixture_error_not_tampering(pool):
     test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
             "    @classmethod\n    def setUpClass(cls):\n"

@@ -195,6 +195,7 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
     is_identifier, is_keyword = str.isidentifier, keyword.iskeyword
     dataclass_text, dataclass_methods = generated_code.dataclass_method_text, generated_code.DATACLASS_METHODS
     bunch_text, bunch_methods = generated_code.bunch_text, generated_code.BUNCH_METHODS
+    namedtuple_text = generated_code.namedtuple_new_text
     loads, from_bytes = marshal.loads, int.from_bytes
     magic = importlib.util.MAGIC_NUMBER
     # Where the import system caches a source's bytecode (importlib.util.cache_from_source, written again
@@ -282,9 +283,10 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
     def generated(code) -> bool:
         """Whether `code`, compiled from a string, is what a known code generator (generated_code)
         writes for the names it carries: a method of `dataclasses` (inside its `__create_fn__`; the
-        fields are the method's attribute names, or the frozen methods' tuple of names), or a function
-        of SciPy's result classes (the fields are `__new__`'s and `__init__`'s arguments, or
-        `__setattr__`'s tuple of names)."""
+        fields are the method's attribute names, or the frozen methods' tuple of names), a
+        namedtuple's `__new__` (its arguments after the class), or a function of SciPy's result
+        classes (the fields are `__new__`'s and `__init__`'s arguments, or `__setattr__`'s tuple of
+        names)."""
         name, qualname = code.co_name, code.co_qualname
         if type_(name) is not str_ or type_(qualname) is not str_:
             return False
@@ -295,6 +297,10 @@ def make_trust(roots: tuple[str, ...], trusted_code: CodeSet) -> Callable[[types
                 fields = tuple_(n for n in code.co_names
                                 if n not in ("__class__", "NotImplemented", "hash", "__qualname__"))
             return names_ok(fields) and compiled_from(dataclass_text(name, fields), code, 2)
+        if name == "<lambda>" and qualname == name and code.co_varnames[:1] == ("_cls",):
+            # (namedtuple's `__new__`: the fields are the lambda's arguments after the class)
+            fields = tuple_(code.co_varnames[1:code.co_argcount])
+            return names_ok(fields) and compiled_from(namedtuple_text(fields), code, 1)
         if qualname == name and name in bunch_methods:
             if name == "__setattr__":
                 fields = next_((const for const in code.co_consts if type_(const) is tuple_), ())

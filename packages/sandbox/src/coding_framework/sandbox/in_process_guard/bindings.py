@@ -950,7 +950,7 @@ def _file_name(path: str, parts: int = 1, _split=str.split, _join="/".join) -> s
 def foreign_in_class(cls: type, own_code: CodeSet, recorded: dict[int, type],
                      allowed: tuple[type, ...] = (),
                      is_trusted: Callable[[types.CodeType], bool] | None = None,
-                     _callable=callable) -> str | None:
+                     _callable=callable, _seen: set[int] | None = None) -> str | None:
     """What in `cls`, or a class it derives from that is not among `recorded` (id -> class: the classes
     recorded before the program ran, whose namespaces the bindings guard watches; static types are
     skipped too), the tests did not put there, or None. Such a class is the trusted test source's: each
@@ -960,8 +960,13 @@ def foreign_in_class(cls: type, own_code: CodeSet, recorded: dict[int, type],
     unittest.mock object (with `is_trusted`), an exception class, or one of `allowed`'s types
     (GuardedFunction) is foreign:
     `assertEqual = classmethod(TestCase.assertNotEqual)` (a trusted function, but not the tests'), and
-    `len` or `slice` as an assertion each answer every check. Namespaces are read through str-keyed
-    copies made in C (str_keyed_copy)."""
+    `len` or `slice` as an assertion each answer every check. A class is not: one made in C or recorded
+    (a library's), or one holding nothing foreign in turn, trusted functions allowed (a helper class or
+    namedtuple the test source nests in its test class: round 62d; not a dataclass, whose generated
+    `__init__` no one trusts). Namespaces are read through str-keyed copies made in C
+    (str_keyed_copy)."""
+    seen = set() if _seen is None else _seen
+    seen.add(id(cls))
     for klass in _MRO(cls):
         if recorded.get(id(klass)) is klass or not _TYPE_FLAGS(klass) & _HEAP_TYPE:
             continue
@@ -972,10 +977,17 @@ def foreign_in_class(cls: type, own_code: CodeSet, recorded: dict[int, type],
             func, _ = _unwrap(value)
             kind = _type(func)
             if kind is _FUNCTION:
-                if not _own_function(func, own_code, is_trusted):
+                nested_trusted = _seen is not None and is_trusted is not None and is_trusted(func.__code__)
+                if not nested_trusted and not _own_function(func, own_code, is_trusted):
                     return f"{_QUALNAME(klass)}.{name} is not the tests' own code"
+            elif _issubclass(kind, _TYPE):
+                if (_issubclass(func, BaseException) or not _TYPE_FLAGS(func) & _HEAP_TYPE
+                        or recorded.get(id(func)) is func or id(func) in seen):
+                    continue
+                inside = foreign_in_class(func, own_code, recorded, allowed, is_trusted, _callable, seen)
+                if inside is not None:
+                    return f"{_QUALNAME(klass)}.{name}: {inside}"
             elif _callable(func) and kind not in allowed and not (
-                    _issubclass(kind, _TYPE) and _issubclass(func, BaseException)) and not (
                     is_trusted is not None and _genuine_mock(kind, is_trusted)):
                 return f"{_QUALNAME(klass)}.{name} is a {_QUALNAME(kind)}"
     return None

@@ -10,8 +10,8 @@ them while the program can rebind builtins and this module's names, so what a te
 their own constants and the methods of exact strs.
 
 A generator whose text a later version changes makes code that is simply not trusted there (a class
-of it is refused, never passed): the texts are those of CPython 3.11's `dataclasses` and of SciPy's
-`_lib._bunch` (1.7 and later; 1.17 checked).
+of it is refused, never passed): the texts are those of CPython 3.11's `dataclasses` and
+`collections.namedtuple` and of SciPy's `_lib._bunch` (1.7 and later; 1.17 checked).
 """
 
 from __future__ import annotations
@@ -54,6 +54,14 @@ def dataclass_method_text(name: str, fields: tuple[str, ...]) -> str | None:
         return None
     method = " def " + name + "(" + args + "):\n" + "\n".join(["  " + line for line in body])
     return "def __create_fn__(" + free + "):\n" + method + "\n return " + name
+
+
+def namedtuple_new_text(fields: tuple[str, ...]) -> str:
+    """The text `collections.namedtuple` (CPython 3.11) evaluates for a class's `__new__` with the fields
+    `fields` (a lambda over the class and the fields, run with a namespace holding only `_tuple_new`,
+    tuple's `__new__`)."""
+    arguments = ", ".join(fields) + ("," if len(fields) == 1 else "")
+    return "lambda _cls, " + arguments + ": _tuple_new(_cls, (" + arguments + "))"
 
 
 def bunch_text(fields: tuple[str, ...]) -> str | None:
