@@ -960,10 +960,10 @@ def foreign_in_class(cls: type, own_code: CodeSet, recorded: dict[int, type],
     unittest.mock object (with `is_trusted`), an exception class, or one of `allowed`'s types
     (GuardedFunction) is foreign:
     `assertEqual = classmethod(TestCase.assertNotEqual)` (a trusted function, but not the tests'), and
-    `len` or `slice` as an assertion each answer every check. A class is not: one made in C or recorded
-    (a library's), or one holding nothing foreign in turn, trusted functions allowed (a helper class or
-    namedtuple the test source nests in its test class: round 62d; not a dataclass, whose generated
-    `__init__` no one trusts). Namespaces are read through str-keyed copies made in C
+    `len` or `slice` as an assertion each answer every check. A class that no module recorded (not
+    made in C, no library's) and that holds nothing foreign in turn, trusted functions allowed, is not:
+    a helper class or namedtuple the test source nests in its test class (round 62d; not a dataclass,
+    whose generated `__init__` no one trusts). Namespaces are read through str-keyed copies made in C
     (str_keyed_copy)."""
     seen = set() if _seen is None else _seen
     seen.add(id(cls))
@@ -980,13 +980,12 @@ def foreign_in_class(cls: type, own_code: CodeSet, recorded: dict[int, type],
                 nested_trusted = _seen is not None and is_trusted is not None and is_trusted(func.__code__)
                 if not nested_trusted and not _own_function(func, own_code, is_trusted):
                     return f"{_QUALNAME(klass)}.{name} is not the tests' own code"
-            elif _issubclass(kind, _TYPE):
-                if (_issubclass(func, BaseException) or not _TYPE_FLAGS(func) & _HEAP_TYPE
-                        or recorded.get(id(func)) is func or id(func) in seen):
-                    continue
-                inside = foreign_in_class(func, own_code, recorded, allowed, is_trusted, _callable, seen)
-                if inside is not None:
-                    return f"{_QUALNAME(klass)}.{name}: {inside}"
+            elif _issubclass(kind, _TYPE) and (_issubclass(func, BaseException) or id(func) in seen):
+                continue
+            elif (_issubclass(kind, _TYPE) and _TYPE_FLAGS(func) & _HEAP_TYPE
+                  and recorded.get(id(func)) is None
+                  and not foreign_in_class(func, own_code, recorded, allowed, is_trusted, _callable, seen)):
+                continue  # (a class of the test source's own, holding nothing foreign)
             elif _callable(func) and kind not in allowed and not (
                     is_trusted is not None and _genuine_mock(kind, is_trusted)):
                 return f"{_QUALNAME(klass)}.{name} is a {_QUALNAME(kind)}"
