@@ -417,8 +417,9 @@ def install_audit_hook(
     it. Code compiled from a string is trusted only where make_trust finds it equal to what a known
     generator writes for its names (generated_code): not for the frame that compiled it (red-team round
     62c: the program had dataclasses' `_create_fn` compile an always-equal `__eq__` of its own, which was
-    trusted as the generator's). A dataclass's `__init__` and a namedtuple's `__new__` are therefore
-    not trusted: construction, which the value walk does not hold against a class.
+    trusted as the generator's). A dataclass's `__init__`, whose text holds no fixed shape, is
+    therefore not trusted: construction, which the value walk does not hold against a class, and which
+    guard_class guards.
 
     While the hook works, every event its own work raises passes, except the heap and stack walks,
     which it never makes; and it runs no code the program can steer: no library Python reading

@@ -60,7 +60,7 @@ def namedtuple_new_text(fields: tuple[str, ...]) -> str:
     """The text `collections.namedtuple` (CPython 3.11) evaluates for a class's `__new__` with the fields
     `fields` (a lambda over the class and the fields, run with a namespace holding only `_tuple_new`,
     tuple's `__new__`)."""
-    arguments = ", ".join(fields) + ("," if len(fields) == 1 else "")
+    arguments = ", ".join(fields) + ("," if fields and not fields[1:] else "")  # (no builtin name)
     return "lambda _cls, " + arguments + ": _tuple_new(_cls, (" + arguments + "))"
 
 
