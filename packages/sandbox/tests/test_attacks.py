@@ -3295,8 +3295,8 @@ def test_code_a_generator_compiles_for_the_program_is_not_trusted(pool):
 def test_the_tests_own_code_is_read_only_by_the_tests(pool):
     # Round 62 (by hand): `dis.get_instructions` of a test method, found through
     # `TestCase.__subclasses__()`, listed its constants (the expected values) to the program, which
-    # returned the one it found. The test source's code objects are read now only by trusted code with
-    # nothing of the program's on the tests' stack (or by the harness).
+    # returned the one it found. The code of the test source's methods is read now only by trusted code
+    # with nothing of the program's on the tests' stack (or by the harness).
     program = ("import importlib\ndef task_func(x):\n    dis = importlib.import_module('dis')\n"
                "    case = getattr(importlib.import_module('unit' + 'test'), 'Test' + 'Case')\n"
                "    for cls in getattr(case, '__sub' + 'classes__')():\n"

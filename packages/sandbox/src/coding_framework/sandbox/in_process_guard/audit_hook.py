@@ -449,7 +449,7 @@ def install_audit_hook(
     ends, trusted_suffix = str.endswith, TRUSTED_SUFFIX
     import_machinery, busy, stack_wide = IMPORT_MACHINERY, set(), STACK_WIDE_EVENTS
     # Builtins it uses, held here: the candidate may rebind them in the builtins module.
-    len_, isinstance_, str_, error = builtins.len, builtins.isinstance, builtins.str, builtins.RuntimeError
+    len_, str_, error = builtins.len, builtins.str, builtins.RuntimeError
     issubclass_, id_, any_ = builtins.issubclass, builtins.id, builtins.any
     type_, module_type = builtins.type, types.ModuleType
     module_namespace = types.ModuleType.__dict__["__dict__"].__get__
@@ -583,7 +583,8 @@ def install_audit_hook(
         elif event == "import":
             # Native code runs below every check here: an extension module (the event names its file;
             # a Python import names none) loads only from the trusted directories, whoever asks.
-            if len_(args) > 1 and isinstance_(args[1], str) and not starts(args[1], roots):
+            # (The type's own subclass test: isinstance would read a `__class__` the program chose.)
+            if len_(args) > 1 and issubclass_(type_(args[1]), str_) and not starts(args[1], roots):
                 refuse("loading native code", f" from {args[1]!r}")
             return
         me = get_ident()
